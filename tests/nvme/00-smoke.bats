@@ -1,0 +1,97 @@
+#!/usr/bin/env bats
+# SPDX-License-Identifier: GPL-2.0
+#
+# QEMU's emulated NVMe namespace is present, advertises Copy, and a Copy
+# command issued by nvme-cli moves real data and nothing else.
+
+load ../lib/common
+
+NS=/dev/nvme0n1
+CTRL=/dev/nvme0
+
+setup() {
+	guest_setup
+	[ -b "$NS" ] || skip "no NVMe namespace (tests/vm/run --no-nvme?)"
+	LBA=$(cat /sys/block/nvme0n1/queue/logical_block_size)
+}
+
+teardown() {
+	guest_teardown
+}
+
+# id_field DEVICE-CMD FIELD: a numeric field of nvme id-ctrl/id-ns output.
+id_field() {
+	nvme "$1" "$2" | awk -v f="$3" '$1 == f { print $3; exit }'
+}
+
+@test "NVMe namespace from QEMU is present" {
+	[ -b "$NS" ]
+	run cat /sys/block/nvme0n1/device/model
+	[[ $output == "QEMU NVMe Ctrl"* ]]
+}
+
+@test "nvme id-ctrl shows Copy in ONCS" {
+	local oncs
+	oncs=$(id_field id-ctrl "$CTRL" oncs)
+	[ -n "$oncs" ]
+	echo "oncs=$oncs"
+	(( oncs & 0x100 ))
+}
+
+@test "nvme id-ns reports the copy limits the runner asked for" {
+	[ "$(id_field id-ns "$NS" mssrl)" -eq 128 ]
+	[ "$(id_field id-ns "$NS" mcl)" -eq 128 ]
+	[ "$(id_field id-ns "$NS" msrc)" -eq 127 ]
+}
+
+@test "nvme copy moves the data and touches nothing else" {
+	local blocks=64 src=1024 dst=4096 guard=16
+	local len=$(( blocks * LBA )) glen=$(( guard * LBA ))
+	local d=$BATS_TEST_TMPDIR
+
+	random_file "$d/src" "$len"
+	random_file "$d/before" "$glen"
+	random_file "$d/old" "$len"
+	random_file "$d/after" "$glen"
+	dev_write "$NS" $(( src * LBA )) "$d/src"
+	dev_write "$NS" $(( (dst - guard) * LBA )) "$d/before"
+	dev_write "$NS" $(( dst * LBA )) "$d/old"
+	dev_write "$NS" $(( (dst + blocks) * LBA )) "$d/after"
+
+	run nvme copy "$NS" --sdlba=$dst --slbs=$src --blocks=$(( blocks - 1 ))
+	echo "$output"
+	[ "$status" -eq 0 ]
+
+	dev_expect "$NS" $(( dst * LBA )) "$d/src"
+	dev_expect "$NS" $(( src * LBA )) "$d/src"
+	dev_expect "$NS" $(( (dst - guard) * LBA )) "$d/before"
+	dev_expect "$NS" $(( (dst + blocks) * LBA )) "$d/after"
+}
+
+@test "nvme copy of two source ranges concatenates them" {
+	local d=$BATS_TEST_TMPDIR
+	random_file "$d/a" $(( 8 * LBA ))
+	random_file "$d/b" $(( 24 * LBA ))
+	dev_write "$NS" $(( 100 * LBA )) "$d/a"
+	dev_write "$NS" $(( 300 * LBA )) "$d/b"
+
+	run nvme copy "$NS" --sdlba=8192 --slbs=100,300 --blocks=7,23
+	echo "$output"
+	[ "$status" -eq 0 ]
+
+	cat "$d/a" "$d/b" >"$d/ab"
+	dev_expect "$NS" $(( 8192 * LBA )) "$d/ab"
+}
+
+@test "nvme copy longer than MCL fails and leaves the destination alone" {
+	local d=$BATS_TEST_TMPDIR
+	random_file "$d/src" $(( 200 * LBA ))
+	random_file "$d/old" $(( 200 * LBA ))
+	dev_write "$NS" $(( 20000 * LBA )) "$d/src"
+	dev_write "$NS" $(( 30000 * LBA )) "$d/old"
+
+	run nvme copy "$NS" --sdlba=30000 --slbs=20000 --blocks=199
+	echo "$output"
+	[ "$status" -ne 0 ]
+	dev_expect "$NS" $(( 30000 * LBA )) "$d/old"
+}

@@ -72,16 +72,14 @@ random_file() {
 # dev_write DEV OFFSET FILE: write FILE at byte OFFSET of DEV, bypassing the
 # page cache so the device itself holds the data.
 dev_write() {
-	local len
-	len=$(stat -c %s "$3")
-	dd if="$3" of="$1" bs=512 seek=$(( $2 / 512 )) count=$(( len / 512 )) \
-		oflag=direct conv=notrunc,fsync status=none
+	dd if="$3" of="$1" bs=1M seek="$2" oflag=seek_bytes,direct \
+		conv=notrunc,fsync status=none
 }
 
 # dev_read DEV OFFSET LEN FILE: read LEN bytes at OFFSET of DEV into FILE.
 dev_read() {
-	dd if="$1" of="$4" bs=512 skip=$(( $2 / 512 )) count=$(( $3 / 512 )) \
-		iflag=direct status=none
+	dd if="$1" of="$4" bs=1M skip="$2" count="$3" \
+		iflag=skip_bytes,count_bytes,direct status=none
 }
 
 # dev_expect DEV OFFSET FILE: the bytes of DEV at OFFSET equal FILE.
@@ -105,4 +103,79 @@ export DM_DISABLE_UDEV=1
 fail() {
 	echo "$*" >&2
 	return 1
+}
+
+# ------------------------------------------------------------ null_blk ---
+
+# nullb_load [PARAM=VALUE...]: null_blk with one memory-backed 1 GiB device
+# (/dev/nullb0), PARAMs added to or overriding those defaults.
+nullb_load() {
+	nullb_unload
+	modprobe null_blk nr_devices=1 gb=1 memory_backed=1 "$@"
+	[ -b /dev/nullb0 ]
+}
+
+nullb_unload() {
+	if lsmod | grep -q '^null_blk '; then
+		rmmod null_blk
+	fi
+}
+
+# queue_attr DEV ATTR: a queue/ sysfs attribute of DEV's disk.
+queue_attr() {
+	local name
+	name=$(lsblk -dno PKNAME "$1" 2>/dev/null)
+	[ -n "$name" ] || name=$(basename "$(readlink -f "$1")")
+	cat "/sys/block/$name/queue/$2"
+}
+
+# copy_stat DEV FIELD: one counter of queue/copy_stat, by name.
+copy_stat() {
+	local -a v
+	read -r -a v <<<"$(queue_attr "$1" copy_stat)"
+	case $2 in
+	offloaded_copies) echo "${v[0]}" ;;
+	offloaded_bytes) echo "${v[1]}" ;;
+	emulated_copies) echo "${v[2]}" ;;
+	emulated_bytes) echo "${v[3]}" ;;
+	failed_copies) echo "${v[4]}" ;;
+	failed_bytes) echo "${v[5]}" ;;
+	*) echo "copy_stat: no field $2" >&2; return 1 ;;
+	esac
+}
+
+COPY_RANGE=$DMCOPY_TOP/tests/helpers/copy-range
+
+# copy_and_verify [-x COPY-RANGE-OPTION]... SRC SRC_OFF DST DST_OFF LEN
+#
+# Fill the source range and 64 KiB on each side of the destination with
+# random data, copy with copy_file_range() (O_DIRECT unless an option says
+# otherwise), and check that the destination holds the source, that the
+# source and the bytes around the destination did not change.
+copy_and_verify() {
+	local -a opts=()
+	while [ "$1" = -x ]; do
+		opts+=("$2")
+		shift 2
+	done
+	[ ${#opts[@]} -gt 0 ] || opts=(-d)
+	local src=$1 soff=$2 dst=$3 doff=$4 len=$5 guard=65536
+	local d=${BATS_TEST_TMPDIR:-/tmp}
+
+	random_file "$d/src" "$len"
+	random_file "$d/before" "$guard"
+	random_file "$d/after" "$guard"
+	dev_write "$dst" $(( doff - guard )) "$d/before"
+	dev_write "$dst" $(( doff + len )) "$d/after"
+	dev_write "$src" "$soff" "$d/src"
+
+	run "$COPY_RANGE" "${opts[@]}" "$src" "$soff" "$dst" "$doff" "$len"
+	echo "copy-range ${opts[*]} $src $soff $dst $doff $len: $output"
+	[ "$status" -eq 0 ] || return 1
+	[ "$output" = "copied=$len" ] || return 1
+
+	dev_expect "$dst" "$doff" "$d/src"
+	dev_expect "$src" "$soff" "$d/src"
+	dev_expect "$dst" $(( doff - guard )) "$d/before"
+	dev_expect "$dst" $(( doff + len )) "$d/after"
 }

@@ -1,0 +1,125 @@
+#!/usr/bin/env bats
+# SPDX-License-Identifier: GPL-2.0
+#
+# queue/copy_max_hw_bytes, queue/copy_max_bytes and queue/copy_stat, and
+# null_blk's copy_max_bytes (module parameter and configfs).
+
+load ../lib/common
+
+setup() {
+	guest_setup
+}
+
+teardown() {
+	rmdir /sys/kernel/config/nullb/copytest 2>/dev/null || true
+	nullb_unload || true
+	guest_teardown
+}
+
+# sysfs_write FILE VALUE: write VALUE, printing the error if refused.
+sysfs_write() {
+	( echo "$2" >"$1" ) 2>&1
+}
+
+@test "a device that cannot copy shows 0 and accepts only 0" {
+	local q=/sys/block/vda/queue
+	[ "$(cat $q/copy_max_hw_bytes)" = 0 ]
+	[ "$(cat $q/copy_max_bytes)" = 0 ]
+	[ "$(cat $q/copy_stat)" = "0 0 0 0 0 0" ]
+
+	run sysfs_write $q/copy_max_bytes 512
+	[ "$status" -ne 0 ]
+	[[ $output == *"Invalid argument"* ]]
+	[ "$(cat $q/copy_max_bytes)" = 0 ]
+
+	sysfs_write $q/copy_max_bytes 0
+	[ "$(cat $q/copy_max_bytes)" = 0 ]
+}
+
+@test "copy_max_hw_bytes is read-only" {
+	nullb_load copy_max_bytes=1048576
+	run sysfs_write /sys/block/nullb0/queue/copy_max_hw_bytes 512
+	[ "$status" -ne 0 ]
+	[ "$(cat /sys/block/nullb0/queue/copy_max_hw_bytes)" = 1048576 ]
+}
+
+@test "null_blk copy_max_bytes sets the hardware limit" {
+	nullb_load copy_max_bytes=1048576
+	[ "$(cat /sys/block/nullb0/queue/copy_max_hw_bytes)" = 1048576 ]
+	[ "$(cat /sys/block/nullb0/queue/copy_max_bytes)" = 1048576 ]
+}
+
+@test "null_blk without copy_max_bytes cannot copy" {
+	nullb_load
+	[ "$(cat /sys/block/nullb0/queue/copy_max_hw_bytes)" = 0 ]
+	[ "$(cat /sys/block/nullb0/queue/copy_max_bytes)" = 0 ]
+}
+
+@test "copy_max_bytes: lower, clamp to hw, off and on again" {
+	nullb_load copy_max_bytes=1048576
+	local f=/sys/block/nullb0/queue/copy_max_bytes
+
+	sysfs_write $f 65536
+	[ "$(cat $f)" = 65536 ]
+
+	# More than the hardware takes is clamped to it.
+	sysfs_write $f 4194304
+	[ "$(cat $f)" = 1048576 ]
+
+	# 0 turns offload off; the hardware limit stays.
+	sysfs_write $f 0
+	[ "$(cat $f)" = 0 ]
+	[ "$(cat /sys/block/nullb0/queue/copy_max_hw_bytes)" = 1048576 ]
+
+	sysfs_write $f 1048576
+	[ "$(cat $f)" = 1048576 ]
+}
+
+@test "copy_max_bytes refuses bad values and keeps the old one" {
+	nullb_load copy_max_bytes=1048576
+	local f=/sys/block/nullb0/queue/copy_max_bytes value
+	sysfs_write $f 131072
+	for value in 100 513 abc -512 "" 1.5 0x; do
+		run sysfs_write $f "$value"
+		echo "'$value': $output"
+		[ "$status" -ne 0 ]
+		[[ $output == *"Invalid argument"* ]]
+		[ "$(cat $f)" = 131072 ]
+	done
+}
+
+@test "copy_max_bytes must be whole logical blocks" {
+	nullb_load copy_max_bytes=1048576 bs=4096
+	local f=/sys/block/nullb0/queue/copy_max_bytes
+	run sysfs_write $f 512
+	[ "$status" -ne 0 ]
+	[ "$(cat $f)" = 1048576 ]
+	sysfs_write $f 8192
+	[ "$(cat $f)" = 8192 ]
+}
+
+@test "null_blk refuses a copy_max_bytes that is not whole blocks" {
+	dmesg_mark
+	run modprobe null_blk nr_devices=1 copy_max_bytes=1000
+	echo "$output"
+	[ "$status" -ne 0 ]
+	[ ! -b /dev/nullb0 ]
+	dmesg | tail -n +$(( DMESG_START + 1 )) | grep -F "copy_max_bytes must be a multiple of the block size"
+}
+
+@test "null_blk configfs copy_max_bytes" {
+	modprobe null_blk nr_devices=0
+	local d=/sys/kernel/config/nullb/copytest
+	mkdir $d
+	grep -q copy_max_bytes /sys/kernel/config/nullb/features
+	echo 1 >$d/memory_backed
+	echo 64 >$d/size
+	echo 2097152 >$d/copy_max_bytes
+	[ "$(cat $d/copy_max_bytes)" = 2097152 ]
+	echo 1 >$d/power
+	local dev
+	dev=copytest
+	[ "$(cat /sys/block/$dev/queue/copy_max_hw_bytes)" = 2097152 ]
+	echo 0 >$d/power
+	rmdir $d
+}

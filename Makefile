@@ -17,15 +17,15 @@ DEB_PACKAGES := \
 	xz-utils zstd rsync git ccache debian-archive-keyring \
 	qemu-system-x86 qemu-utils busybox-static \
 	pkg-config libdevmapper-dev libblkid-dev libsmartcols-dev \
-	bats nvme-cli xfsprogs lvm2 dmsetup fio e2fsprogs util-linux iproute2
+	bats nvme-cli xfsprogs lvm2 dmsetup fio e2fsprogs util-linux fdisk iproute2
 
 SUDO := $(if $(filter 0,$(shell id -u)),,sudo)
 KERNEL_ENV := build/kernel.env
 
-.PHONY: all deps kernel kernel-tree kernel-export modules check check-host \
-	check-vm vm-shell bench demo clean distclean
+.PHONY: all deps kernel kernel-tree kernel-export modules helpers check \
+	check-host check-vm vm-shell bench demo clean distclean
 
-all: kernel modules
+all: kernel modules helpers
 
 # Install the Debian packages that are missing (nothing when all are there).
 deps:
@@ -57,21 +57,26 @@ kernel-export:
 modules: kernel
 	. $(KERNEL_ENV) && $(MAKE) -C dm-copy KDIR=$$KERNEL_OBJ modules
 
-check: deps kernel modules
+# Small programs the test suites run (tests/helpers).
+helpers:
+	$(MAKE) -C tests/helpers
+
+check: deps kernel modules helpers
 	tests/check
 
-check-host: deps kernel modules
+check-host: deps kernel modules helpers
 	tests/check --host
 
-check-vm: deps kernel modules
+check-vm: deps kernel modules helpers
 	tests/check --vm
 
 # An interactive guest on this terminal; exit powers it off.
 vm-shell: kernel modules
 	tests/vm/run --shell
 
-bench:
-	@echo "bench: no benchmarks yet; they arrive with the copy offload core (issue 3)"
+# Throughput ratios measured side by side in one guest (not a test).
+bench: kernel modules helpers
+	tests/vm/run --mem 3072 -- tests/bench/copy
 
 demo:
 	@echo "demo: provisioning clones from a golden image is not there yet;" \
@@ -80,6 +85,7 @@ demo:
 
 clean:
 	-[ -f $(KERNEL_ENV) ] && . $(KERNEL_ENV) && $(MAKE) -C dm-copy KDIR=$$KERNEL_OBJ clean
+	$(MAKE) -C tests/helpers clean
 	rm -rf build
 
 # Also drop every cached kernel build (the downloaded source and

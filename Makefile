@@ -76,7 +76,7 @@ vm-shell: kernel modules
 
 # Throughput ratios measured side by side in one guest (not a test).
 bench: kernel modules helpers
-	tests/vm/run --mem 3072 -- tests/bench/copy
+	tests/vm/run --mem 3072 --disk 1G -- tests/bench/copy
 
 demo:
 	@echo "demo: provisioning clones from a golden image is not there yet;" \

@@ -76,6 +76,30 @@ emulated_since_mark() {
 	dev_expect /dev/nullb0 $(( 101 * MiB + 7 * MiB )) "$BATS_TEST_TMPDIR/src"
 }
 
+@test "offload with null_blk's write cache, and with FUA" {
+	nullb_load copy_max_bytes=$MiB cache_size=8
+	copy_mark
+	copy_and_verify /dev/nullb0 $(( 2 * MiB )) /dev/nullb0 $(( 40 * MiB )) $(( 3 * MiB ))
+	[ "$(offloaded_since_mark)" = $(( 3 * MiB )) ]
+	# More than the 8 MiB cache: copies go through eviction.
+	copy_and_verify /dev/nullb0 $(( 100 * MiB )) /dev/nullb0 $(( 200 * MiB )) $(( 20 * MiB ))
+	sync /dev/nullb0
+	dev_expect /dev/nullb0 $(( 200 * MiB )) "$BATS_TEST_TMPDIR/src"
+
+	nullb_load copy_max_bytes=$MiB cache_size=8 fua=1
+	copy_and_verify /dev/nullb0 $(( 2 * MiB )) /dev/nullb0 $(( 40 * MiB )) $(( 3 * MiB ))
+}
+
+@test "null_blk without memory backing completes copies without data" {
+	nullb_load copy_max_bytes=$MiB memory_backed=0
+	copy_mark
+	run "$COPY_RANGE" -d /dev/nullb0 $(( 2 * MiB )) /dev/nullb0 $(( 40 * MiB )) $(( 3 * MiB ))
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[ "$output" = "copied=$(( 3 * MiB ))" ]
+	[ "$(offloaded_since_mark)" = $(( 3 * MiB )) ]
+}
+
 @test "offload lowered to 64 KiB splits the copy and still offloads it" {
 	nullb_load copy_max_bytes=$MiB
 	echo 65536 >/sys/block/nullb0/queue/copy_max_bytes

@@ -19,6 +19,13 @@ teardown() {
 	guest_teardown
 }
 
+# fill_blocks FILE LBA COUNT: COUNT random blocks into FILE and onto the
+# namespace at LBA.
+fill_blocks() {
+	random_file "$1" $(( $3 * LBA ))
+	dev_write "$NS" $(( $2 * LBA )) "$1"
+}
+
 # id_field DEVICE-CMD FIELD: a numeric field of nvme id-ctrl/id-ns output.
 id_field() {
 	nvme "$1" "$2" | awk -v f="$3" '$1 == f { print $3; exit }'
@@ -46,17 +53,12 @@ id_field() {
 
 @test "nvme copy moves the data and touches nothing else" {
 	local blocks=64 src=1024 dst=4096 guard=16
-	local len=$(( blocks * LBA )) glen=$(( guard * LBA ))
 	local d=$BATS_TEST_TMPDIR
 
-	random_file "$d/src" "$len"
-	random_file "$d/before" "$glen"
-	random_file "$d/old" "$len"
-	random_file "$d/after" "$glen"
-	dev_write "$NS" $(( src * LBA )) "$d/src"
-	dev_write "$NS" $(( (dst - guard) * LBA )) "$d/before"
-	dev_write "$NS" $(( dst * LBA )) "$d/old"
-	dev_write "$NS" $(( (dst + blocks) * LBA )) "$d/after"
+	fill_blocks "$d/src" $src $blocks
+	fill_blocks "$d/before" $(( dst - guard )) $guard
+	fill_blocks "$d/old" $dst $blocks
+	fill_blocks "$d/after" $(( dst + blocks )) $guard
 
 	run nvme copy "$NS" --sdlba=$dst --slbs=$src --blocks=$(( blocks - 1 ))
 	echo "$output"
@@ -70,10 +72,8 @@ id_field() {
 
 @test "nvme copy of two source ranges concatenates them" {
 	local d=$BATS_TEST_TMPDIR
-	random_file "$d/a" $(( 8 * LBA ))
-	random_file "$d/b" $(( 24 * LBA ))
-	dev_write "$NS" $(( 100 * LBA )) "$d/a"
-	dev_write "$NS" $(( 300 * LBA )) "$d/b"
+	fill_blocks "$d/a" 100 8
+	fill_blocks "$d/b" 300 24
 
 	run nvme copy "$NS" --sdlba=8192 --slbs=100,300 --blocks=7,23
 	echo "$output"
@@ -85,10 +85,8 @@ id_field() {
 
 @test "nvme copy longer than MCL fails and leaves the destination alone" {
 	local d=$BATS_TEST_TMPDIR
-	random_file "$d/src" $(( 200 * LBA ))
-	random_file "$d/old" $(( 200 * LBA ))
-	dev_write "$NS" $(( 20000 * LBA )) "$d/src"
-	dev_write "$NS" $(( 30000 * LBA )) "$d/old"
+	fill_blocks "$d/src" 20000 200
+	fill_blocks "$d/old" 30000 200
 
 	run nvme copy "$NS" --sdlba=30000 --slbs=20000 --blocks=199
 	echo "$output"

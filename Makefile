@@ -22,7 +22,8 @@ DEB_PACKAGES := \
 SUDO := $(if $(filter 0,$(shell id -u)),,sudo)
 KERNEL_ENV := build/kernel.env
 
-.PHONY: all deps kernel kernel-tree kernel-export modules helpers check \
+.PHONY: all deps kernel kernel-tree kernel-export kernel-check-series \
+	modules helpers check \
 	check-host check-vm vm-shell bench demo clean distclean
 
 all: kernel modules helpers
@@ -52,6 +53,10 @@ kernel-tree:
 
 kernel-export:
 	kernel/build --export
+
+# Build after every patch and checkpatch each one (slow: a build per patch).
+kernel-check-series: deps
+	kernel/build --check-series
 
 # dm-copy.ko, out of tree, against the kernel built above.
 modules: kernel
@@ -91,4 +96,5 @@ clean:
 # Also drop every cached kernel build (the downloaded source and
 # ccache stay; DMCOPY_CACHE, default ~/.cache/dm-copy).
 distclean: clean
-	rm -rf "$${DMCOPY_CACHE:-$$HOME/.cache/dm-copy}/build"
+	rm -rf "$${DMCOPY_CACHE:-$$HOME/.cache/dm-copy}/build" \
+		"$${DMCOPY_CACHE:-$$HOME/.cache/dm-copy}/check-series"

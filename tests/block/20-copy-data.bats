@@ -20,20 +20,6 @@ teardown() {
 	guest_teardown
 }
 
-# offloaded BYTES: the copies and bytes nullb0 offloaded since copy_mark.
-copy_mark() {
-	MARK_OFF=$(copy_stat /dev/nullb0 offloaded_bytes)
-	MARK_EMU=$(copy_stat /dev/nullb0 emulated_bytes)
-}
-
-offloaded_since_mark() {
-	echo $(( $(copy_stat /dev/nullb0 offloaded_bytes) - MARK_OFF ))
-}
-
-emulated_since_mark() {
-	echo $(( $(copy_stat /dev/nullb0 emulated_bytes) - MARK_EMU ))
-}
-
 @test "offload: 512 B, 4 KiB, 1 MiB, exactly copy_max_bytes, one sector more" {
 	nullb_load copy_max_bytes=$MiB
 	local len total=0
@@ -42,15 +28,15 @@ emulated_since_mark() {
 		copy_and_verify /dev/nullb0 $(( 8 * MiB )) /dev/nullb0 $(( 64 * MiB )) $len
 		total=$(( total + len ))
 	done
-	[ "$(offloaded_since_mark)" = $total ]
-	[ "$(emulated_since_mark)" = 0 ]
+	[ "$(copy_stat_since offloaded_bytes)" = $total ]
+	[ "$(copy_stat_since emulated_bytes)" = 0 ]
 }
 
 @test "offload: 256 MiB in one call" {
 	nullb_load copy_max_bytes=$MiB gb=1
 	copy_mark
 	copy_and_verify /dev/nullb0 $(( 1 * MiB )) /dev/nullb0 $(( 512 * MiB )) $(( 256 * MiB ))
-	[ "$(offloaded_since_mark)" = $(( 256 * MiB )) ]
+	[ "$(copy_stat_since offloaded_bytes)" = $(( 256 * MiB )) ]
 }
 
 @test "offload: source after the destination" {
@@ -62,7 +48,7 @@ emulated_since_mark() {
 	nullb_load copy_max_bytes=$MiB bs=4096
 	copy_mark
 	copy_and_verify /dev/nullb0 $(( 4 * MiB )) /dev/nullb0 $(( 40 * MiB )) $(( 2 * MiB + 4096 ))
-	[ "$(offloaded_since_mark)" = $(( 2 * MiB + 4096 )) ]
+	[ "$(copy_stat_since offloaded_bytes)" = $(( 2 * MiB + 4096 )) ]
 }
 
 @test "offload between partitions, offsets relative to each" {
@@ -71,7 +57,7 @@ emulated_since_mark() {
 	[ -b /dev/nullb0p1 ] && [ -b /dev/nullb0p2 ]
 	copy_mark
 	copy_and_verify /dev/nullb0p1 $(( 5 * MiB )) /dev/nullb0p2 $(( 7 * MiB )) $(( 2 * MiB ))
-	[ "$(offloaded_since_mark)" = $(( 2 * MiB )) ]
+	[ "$(copy_stat_since offloaded_bytes)" = $(( 2 * MiB )) ]
 	# Seen from the whole disk: p2 starts 1 MiB + 100 MiB in.
 	dev_expect /dev/nullb0 $(( 101 * MiB + 7 * MiB )) "$BATS_TEST_TMPDIR/src"
 }
@@ -80,7 +66,7 @@ emulated_since_mark() {
 	nullb_load copy_max_bytes=$MiB cache_size=8
 	copy_mark
 	copy_and_verify /dev/nullb0 $(( 2 * MiB )) /dev/nullb0 $(( 40 * MiB )) $(( 3 * MiB ))
-	[ "$(offloaded_since_mark)" = $(( 3 * MiB )) ]
+	[ "$(copy_stat_since offloaded_bytes)" = $(( 3 * MiB )) ]
 	# More than the 8 MiB cache: copies go through eviction.
 	copy_and_verify /dev/nullb0 $(( 100 * MiB )) /dev/nullb0 $(( 200 * MiB )) $(( 20 * MiB ))
 	sync /dev/nullb0
@@ -97,7 +83,7 @@ emulated_since_mark() {
 	echo "$output"
 	[ "$status" -eq 0 ]
 	[ "$output" = "copied=$(( 3 * MiB ))" ]
-	[ "$(offloaded_since_mark)" = $(( 3 * MiB )) ]
+	[ "$(copy_stat_since offloaded_bytes)" = $(( 3 * MiB )) ]
 }
 
 @test "offload lowered to 64 KiB splits the copy and still offloads it" {
@@ -105,7 +91,7 @@ emulated_since_mark() {
 	echo 65536 >/sys/block/nullb0/queue/copy_max_bytes
 	copy_mark
 	copy_and_verify /dev/nullb0 $(( 2 * MiB )) /dev/nullb0 $(( 20 * MiB )) $(( MiB + 65536 + 512 ))
-	[ "$(offloaded_since_mark)" = $(( MiB + 65536 + 512 )) ]
+	[ "$(copy_stat_since offloaded_bytes)" = $(( MiB + 65536 + 512 )) ]
 }
 
 @test "offload off (copy_max_bytes 0): the same copies are emulated" {
@@ -117,8 +103,8 @@ emulated_since_mark() {
 		copy_and_verify /dev/nullb0 $(( 8 * MiB )) /dev/nullb0 $(( 64 * MiB )) $len
 		total=$(( total + len ))
 	done
-	[ "$(offloaded_since_mark)" = 0 ]
-	[ "$(emulated_since_mark)" = $total ]
+	[ "$(copy_stat_since offloaded_bytes)" = 0 ]
+	[ "$(copy_stat_since emulated_bytes)" = $total ]
 }
 
 @test "a device without copy offload: emulated, correct" {
@@ -130,8 +116,8 @@ emulated_since_mark() {
 	copy_mark
 	copy_and_verify /dev/nullb0 $(( 4 * MiB )) /dev/vda $(( 16 * MiB )) $(( 2 * MiB + 512 ))
 	copy_and_verify /dev/vda $(( 40 * MiB )) /dev/nullb0 $(( 30 * MiB )) $(( 2 * MiB ))
-	[ "$(offloaded_since_mark)" = 0 ]
-	[ "$(emulated_since_mark)" = $(( 2 * MiB )) ]
+	[ "$(copy_stat_since offloaded_bytes)" = 0 ]
+	[ "$(copy_stat_since emulated_bytes)" = $(( 2 * MiB )) ]
 }
 
 @test "without O_DIRECT on both sides the page cache copies, correctly" {
@@ -144,8 +130,8 @@ emulated_since_mark() {
 	echo "$output"
 	[ "$status" -eq 0 ]
 	[ "$output" = "copied=100" ]
-	[ "$(offloaded_since_mark)" = 0 ]
-	[ "$(emulated_since_mark)" = 0 ]
+	[ "$(copy_stat_since offloaded_bytes)" = 0 ]
+	[ "$(copy_stat_since emulated_bytes)" = 0 ]
 }
 
 @test "xfs_io -d copy_range: correct (source opened buffered, so not offloaded)" {
@@ -162,7 +148,7 @@ emulated_since_mark() {
 	[ "$status" -eq 0 ]
 	[ -z "$output" ]
 	dev_expect /dev/nullb0 $(( 50 * MiB )) "$d/src"
-	[ "$(offloaded_since_mark)" = 0 ]
+	[ "$(copy_stat_since offloaded_bytes)" = 0 ]
 }
 
 @test "xfs_io copy_range without O_DIRECT copies through the page cache" {
@@ -178,7 +164,7 @@ emulated_since_mark() {
 	sync
 	echo 3 >/proc/sys/vm/drop_caches
 	dev_expect /dev/nullb0 $(( 70 * MiB )) "$d/src"
-	[ "$(offloaded_since_mark)" = 0 ]
+	[ "$(copy_stat_since offloaded_bytes)" = 0 ]
 }
 
 @test "tracepoints show offloaded and emulated copies" {

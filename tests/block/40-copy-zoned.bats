@@ -28,20 +28,6 @@ teardown() {
 	guest_teardown
 }
 
-copy_mark() {
-	MARK_OFF=$(copy_stat /dev/nullb0 offloaded_bytes)
-	MARK_EMU=$(copy_stat /dev/nullb0 emulated_bytes)
-	MARK_FAIL=$(copy_stat /dev/nullb0 failed_copies)
-}
-
-since_mark() {
-	case $1 in
-	offloaded) echo $(( $(copy_stat /dev/nullb0 offloaded_bytes) - MARK_OFF )) ;;
-	emulated) echo $(( $(copy_stat /dev/nullb0 emulated_bytes) - MARK_EMU )) ;;
-	failed) echo $(( $(copy_stat /dev/nullb0 failed_copies) - MARK_FAIL )) ;;
-	esac
-}
-
 # write_pointer ZONE_NO: bytes written into the zone, from blkzone(8).
 write_pointer() {
 	local sector=$(( $1 * ZONE / 512 )) wp
@@ -60,8 +46,8 @@ unwritten_at() {
 
 @test "zoned: a copy between conventional zones is offloaded" {
 	copy_and_verify /dev/nullb0 $(( 4 * MiB )) /dev/nullb0 $(( 40 * MiB )) $(( 3 * MiB + 4096 ))
-	[ "$(since_mark offloaded)" = $(( 3 * MiB + 4096 )) ]
-	[ "$(since_mark emulated)" = 0 ]
+	[ "$(copy_stat_since offloaded_bytes)" = $(( 3 * MiB + 4096 )) ]
+	[ "$(copy_stat_since emulated_bytes)" = 0 ]
 }
 
 @test "zoned: a copy into a sequential zone is emulated in order at the write pointer" {
@@ -76,8 +62,8 @@ unwritten_at() {
 	[ "$output" = "copied=$len" ]
 	dev_expect /dev/nullb0 $dst "$D/src"
 	[ "$(write_pointer 5)" = $len ]
-	[ "$(since_mark offloaded)" = 0 ]
-	[ "$(since_mark emulated)" = $len ]
+	[ "$(copy_stat_since offloaded_bytes)" = 0 ]
+	[ "$(copy_stat_since emulated_bytes)" = $len ]
 	# The neighbouring zones and the rest of this one are untouched.
 	[ "$(write_pointer 4)" = 0 ]
 	[ "$(write_pointer 6)" = 0 ]
@@ -103,8 +89,8 @@ unwritten_at() {
 	[ "${lines[0]}" = "copied=0" ]
 	[ "${lines[1]}" = "errno=EIO" ]
 	[ "$(write_pointer 6)" = 0 ]
-	[ "$(since_mark failed)" = 1 ]
-	[ "$(since_mark emulated)" = 0 ]
+	[ "$(copy_stat_since failed_copies)" = 1 ]
+	[ "$(copy_stat_since emulated_bytes)" = 0 ]
 	# The source is intact.
 	dev_expect /dev/nullb0 $(( 2 * MiB )) "$D/src"
 }
@@ -118,5 +104,5 @@ unwritten_at() {
 	[ "$output" = "copied=$len" ]
 	dev_expect /dev/nullb0 $dst "$D/src"
 	[ "$(write_pointer 7)" = $len ]
-	[ "$(since_mark emulated)" = $len ]
+	[ "$(copy_stat_since emulated_bytes)" = $len ]
 }

@@ -129,19 +129,41 @@ queue_attr() {
 	cat "/sys/block/$name/queue/$2"
 }
 
+# copy_stat_field FIELD: the position of a counter in queue/copy_stat.
+copy_stat_field() {
+	case $1 in
+	offloaded_copies) echo 0 ;;
+	offloaded_bytes) echo 1 ;;
+	emulated_copies) echo 2 ;;
+	emulated_bytes) echo 3 ;;
+	failed_copies) echo 4 ;;
+	failed_bytes) echo 5 ;;
+	*) echo "copy_stat: no field $1" >&2; return 1 ;;
+	esac
+}
+
 # copy_stat DEV FIELD: one counter of queue/copy_stat, by name.
 copy_stat() {
 	local -a v
+	local i
+	i=$(copy_stat_field "$2") || return 1
 	read -r -a v <<<"$(queue_attr "$1" copy_stat)"
-	case $2 in
-	offloaded_copies) echo "${v[0]}" ;;
-	offloaded_bytes) echo "${v[1]}" ;;
-	emulated_copies) echo "${v[2]}" ;;
-	emulated_bytes) echo "${v[3]}" ;;
-	failed_copies) echo "${v[4]}" ;;
-	failed_bytes) echo "${v[5]}" ;;
-	*) echo "copy_stat: no field $2" >&2; return 1 ;;
-	esac
+	echo "${v[i]}"
+}
+
+# copy_mark [DEV]: remember DEV's (default /dev/nullb0) copy counters;
+# copy_stat_since FIELD then prints how much one grew since.
+copy_mark() {
+	COPY_MARK_DEV=${1:-/dev/nullb0}
+	COPY_MARK=$(queue_attr "$COPY_MARK_DEV" copy_stat)
+}
+
+copy_stat_since() {
+	local -a was
+	local i
+	i=$(copy_stat_field "$1") || return 1
+	read -r -a was <<<"$COPY_MARK"
+	echo $(( $(copy_stat "$COPY_MARK_DEV" "$1") - was[i] ))
 }
 
 COPY_RANGE=$DMCOPY_TOP/tests/helpers/copy-range

@@ -6,32 +6,35 @@
 
 SUMMARY=$BATS_TEST_DIRNAME/../lib/tap-summary
 
-@test "all passing: summary line and status 0" {
-	printf '1..2\nok 1 a\nok 2 b\n' >"$BATS_TEST_TMPDIR/a.tap"
+# summarize TAP: run tap-summary on one file holding TAP (printf format).
+summarize() {
+	# shellcheck disable=SC2059 # the argument is the format
+	printf "$1" >"$BATS_TEST_TMPDIR/a.tap"
 	run "$SUMMARY" "$BATS_TEST_TMPDIR/a.tap"
+}
+
+@test "all passing: summary line and status 0" {
+	summarize '1..2\nok 1 a\nok 2 b\n'
 	[ "$status" -eq 0 ]
 	[ "${lines[-1]}" = "2 passed, 0 failed" ]
 }
 
 @test "a failing test fails the summary" {
-	printf '1..2\nok 1 a\nnot ok 2 b\n# (in test file x)\n' >"$BATS_TEST_TMPDIR/a.tap"
-	run "$SUMMARY" "$BATS_TEST_TMPDIR/a.tap"
+	summarize '1..2\nok 1 a\nnot ok 2 b\n# (in test file x)\n'
 	[ "$status" -eq 1 ]
 	[ "${lines[0]}" = "not ok 2 b" ]
 	[ "${lines[-1]}" = "1 passed, 1 failed" ]
 }
 
 @test "skips are counted and named, and do not fail" {
-	printf '1..2\nok 1 a\nok 2 b # skip needs NVMe\n' >"$BATS_TEST_TMPDIR/a.tap"
-	run "$SUMMARY" "$BATS_TEST_TMPDIR/a.tap"
+	summarize '1..2\nok 1 a\nok 2 b # skip needs NVMe\n'
 	[ "$status" -eq 0 ]
 	[ "${lines[0]}" = "ok 2 b # skip needs NVMe" ]
 	[ "${lines[-1]}" = "1 passed, 0 failed, 1 skipped" ]
 }
 
 @test "tests a plan announced but that never reported count as failed" {
-	printf '1..5\nok 1 a\nok 2 b\n' >"$BATS_TEST_TMPDIR/a.tap"
-	run "$SUMMARY" "$BATS_TEST_TMPDIR/a.tap"
+	summarize '1..5\nok 1 a\nok 2 b\n'
 	[ "$status" -eq 1 ]
 	[ "${lines[-1]}" = "2 passed, 3 failed" ]
 }

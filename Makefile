@@ -17,7 +17,8 @@ DEB_PACKAGES := \
 	xz-utils zstd rsync git ccache debian-archive-keyring \
 	qemu-system-x86 qemu-utils busybox-static \
 	pkg-config libdevmapper-dev libblkid-dev libsmartcols-dev \
-	bats nvme-cli xfsprogs lvm2 dmsetup fio e2fsprogs util-linux fdisk iproute2
+	bats nvme-cli xfsprogs lvm2 dmsetup fio e2fsprogs util-linux fdisk iproute2 \
+	mdadm
 
 SUDO := $(if $(filter 0,$(shell id -u)),,sudo)
 KERNEL_ENV := build/kernel.env

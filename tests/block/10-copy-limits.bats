@@ -1,7 +1,7 @@
 #!/usr/bin/env bats
 # SPDX-License-Identifier: GPL-2.0
 #
-# queue/copy_max_hw_bytes, queue/copy_max_bytes and queue/copy_stat, and
+# queue/copy_max_hw_bytes, queue/copy_max_bytes and copy_stat, and
 # null_blk's copy_max_bytes (module parameter and configfs).
 
 load ../lib/common
@@ -25,7 +25,7 @@ sysfs_write() {
 	local q=/sys/block/vda/queue
 	[ "$(cat $q/copy_max_hw_bytes)" = 0 ]
 	[ "$(cat $q/copy_max_bytes)" = 0 ]
-	[ "$(cat $q/copy_stat)" = "0 0 0 0 0 0" ]
+	[ "$(cat /sys/block/vda/copy_stat)" = "0 0 0 0 0 0" ]
 
 	run sysfs_write $q/copy_max_bytes 512
 	[ "$status" -ne 0 ]
@@ -120,6 +120,26 @@ sysfs_write() {
 	local dev
 	dev=copytest
 	[ "$(cat /sys/block/$dev/queue/copy_max_hw_bytes)" = 2097152 ]
+	echo 0 >$d/power
+	rmdir $d
+}
+
+@test "null_blk configfs also takes max_copy_bytes, the other proposal's spelling" {
+	modprobe null_blk nr_devices=0
+	local d=/sys/kernel/config/nullb/copyalias
+	mkdir $d
+	grep -q max_copy_bytes /sys/kernel/config/nullb/features
+	echo 1 >$d/memory_backed
+	echo 64 >$d/size
+	echo 1048576 >$d/max_copy_bytes
+	[ "$(cat $d/max_copy_bytes)" = 1048576 ]
+	[ "$(cat $d/copy_max_bytes)" = 1048576 ]
+	echo 1 >$d/power
+	[ "$(cat /sys/block/copyalias/queue/copy_max_hw_bytes)" = 1048576 ]
+	# Like every attribute, not changeable while powered on.
+	run sh -c "echo 4096 >$d/max_copy_bytes"
+	[ "$status" -ne 0 ]
+	[ "$(cat $d/max_copy_bytes)" = 1048576 ]
 	echo 0 >$d/power
 	rmdir $d
 }

@@ -1,10 +1,11 @@
 #!/usr/bin/env bats
 # SPDX-License-Identifier: GPL-2.0
 #
-# Copies on a zoned null_blk: offloaded between conventional zones; a
-# sequential zone refuses an offloaded copy (nothing would move its write
-# pointer), so the copy is emulated, in order, at the write pointer; a copy
-# away from the write pointer fails and writes nothing.
+# Copies on a zoned null_blk: offloaded between conventional zones, in
+# chunks that never cross a zone; the block layer refuses an offloaded copy
+# into a sequential zone (nothing would move its write pointer), so the
+# copy is emulated, in order, at the write pointer; a copy away from the
+# write pointer fails and writes nothing.
 #
 # Layout (zone_size=16 MiB, 4 conventional zones): zones 0-3 (0-64 MiB)
 # conventional, zones 4-63 sequential write required.
@@ -47,6 +48,15 @@ unwritten_at() {
 @test "zoned: a copy between conventional zones is offloaded" {
 	copy_and_verify /dev/nullb0 $(( 4 * MiB )) /dev/nullb0 $(( 40 * MiB )) $(( 3 * MiB + 4096 ))
 	[ "$(copy_stat_since offloaded_bytes)" = $(( 3 * MiB + 4096 )) ]
+	[ "$(copy_stat_since emulated_bytes)" = 0 ]
+}
+
+@test "zoned: a copy across conventional zone boundaries is offloaded in pieces inside each zone" {
+	# Source and destination both cross a zone boundary, at different
+	# offsets into their zones: chunks end at every boundary of either.
+	local src=$(( ZONE - 3 * MiB / 2 )) dst=$(( 3 * ZONE - MiB / 2 ))
+	copy_and_verify /dev/nullb0 $src /dev/nullb0 $dst $(( 3 * MiB ))
+	[ "$(copy_stat_since offloaded_bytes)" = $(( 3 * MiB )) ]
 	[ "$(copy_stat_since emulated_bytes)" = 0 ]
 }
 

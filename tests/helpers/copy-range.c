@@ -28,6 +28,9 @@ static void usage(FILE *out)
 	      " -s, --direct-src   open only the source with O_DIRECT\n"
 	      " -o, --once         one call only, even if it copies less\n"
 	      " -r, --dst-rdonly   open the destination read-only\n"
+	      " -a, --dst-append   open the destination with O_APPEND\n"
+	      " -D, --dst-dsync    open the destination with O_DSYNC\n"
+	      " -c, --calls        also print \"calls=N\", the calls made\n"
 	      " -h, --help         this text\n", out);
 }
 
@@ -58,15 +61,18 @@ int main(int argc, char **argv)
 		{ "direct-src", no_argument, NULL, 's' },
 		{ "once",       no_argument, NULL, 'o' },
 		{ "dst-rdonly", no_argument, NULL, 'r' },
+		{ "dst-append", no_argument, NULL, 'a' },
+		{ "dst-dsync",  no_argument, NULL, 'D' },
+		{ "calls",      no_argument, NULL, 'c' },
 		{ "help",       no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
 	int in_flags = O_RDONLY, out_flags = O_WRONLY;
-	int once = 0, c, in, out, err = 0;
+	int once = 0, print_calls = 0, calls = 0, c, in, out, err = 0;
 	uint64_t pos_in, pos_out, len, copied = 0;
 	loff_t off_in, off_out;
 
-	while ((c = getopt_long(argc, argv, "dsorh", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "dsoraDch", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'd':
 			in_flags |= O_DIRECT;
@@ -80,6 +86,15 @@ int main(int argc, char **argv)
 			break;
 		case 'r':
 			out_flags = (out_flags & ~O_WRONLY) | O_RDONLY;
+			break;
+		case 'a':
+			out_flags |= O_APPEND;
+			break;
+		case 'D':
+			out_flags |= O_DSYNC;
+			break;
+		case 'c':
+			print_calls = 1;
 			break;
 		case 'h':
 			usage(stdout);
@@ -116,6 +131,7 @@ int main(int argc, char **argv)
 	while (copied < len) {
 		ssize_t ret = copy_file_range(in, &off_in, out, &off_out,
 					      len - copied, 0);
+		calls++;
 		if (ret < 0) {
 			err = errno;
 			break;
@@ -126,6 +142,8 @@ int main(int argc, char **argv)
 	}
 
 	printf("copied=%" PRIu64 "\n", copied);
+	if (print_calls)
+		printf("calls=%d\n", calls);
 	if (err)
 		printf("errno=%s\n", strerrorname_np(err));
 	return err ? 1 : 0;

@@ -117,19 +117,31 @@ nullb_load() {
 
 nullb_unload() {
 	if lsmod | grep -q '^null_blk '; then
+		nullb_cfg_remove_all
 		rmmod null_blk
 	fi
 }
 
-# queue_attr DEV ATTR: a queue/ sysfs attribute of DEV's disk.
-queue_attr() {
+# disk_name DEV: the name of DEV's disk in /sys/block (DEV itself unless
+# it is a partition).
+disk_name() {
 	local name
 	name=$(lsblk -dno PKNAME "$1" 2>/dev/null)
 	[ -n "$name" ] || name=$(basename "$(readlink -f "$1")")
-	cat "/sys/block/$name/queue/$2"
+	echo "$name"
 }
 
-# copy_stat_field FIELD: the position of a counter in queue/copy_stat.
+# queue_attr DEV ATTR: a queue/ sysfs attribute of DEV's disk.
+queue_attr() {
+	cat "/sys/block/$(disk_name "$1")/queue/$2"
+}
+
+# disk_attr DEV ATTR: an attribute of DEV's disk (stat, copy_stat...).
+disk_attr() {
+	cat "/sys/block/$(disk_name "$1")/$2"
+}
+
+# copy_stat_field FIELD: the position of a counter in copy_stat.
 copy_stat_field() {
 	case $1 in
 	offloaded_copies) echo 0 ;;
@@ -142,12 +154,12 @@ copy_stat_field() {
 	esac
 }
 
-# copy_stat DEV FIELD: one counter of queue/copy_stat, by name.
+# copy_stat DEV FIELD: one counter of the disk's copy_stat, by name.
 copy_stat() {
 	local -a v
 	local i
 	i=$(copy_stat_field "$2") || return 1
-	read -r -a v <<<"$(queue_attr "$1" copy_stat)"
+	read -r -a v <<<"$(disk_attr "$1" copy_stat)"
 	echo "${v[i]}"
 }
 
@@ -155,7 +167,7 @@ copy_stat() {
 # copy_stat_since FIELD then prints how much one grew since.
 copy_mark() {
 	COPY_MARK_DEV=${1:-/dev/nullb0}
-	COPY_MARK=$(queue_attr "$COPY_MARK_DEV" copy_stat)
+	COPY_MARK=$(disk_attr "$COPY_MARK_DEV" copy_stat)
 }
 
 copy_stat_since() {
@@ -200,4 +212,47 @@ copy_and_verify() {
 	dev_expect "$src" "$soff" "$d/src"
 	dev_expect "$dst" $(( doff - guard )) "$d/before"
 	dev_expect "$dst" $(( doff + len )) "$d/after"
+}
+
+# nullb_cfg NAME [ATTR=VALUE...]: a null_blk device made through configfs,
+# memory-backed, 1 GiB unless ATTRs say otherwise, powered on as
+# /dev/NAME (null_blk is loaded without devices of its own if needed).
+nullb_cfg() {
+	local name=$1 a d=/sys/kernel/config/nullb/$1
+	shift
+	lsmod | grep -q '^null_blk ' || modprobe null_blk nr_devices=0
+	mkdir "$d"
+	echo 1 >"$d/memory_backed"
+	echo 1024 >"$d/size"
+	for a in "$@"; do
+		echo "${a#*=}" >"$d/${a%%=*}"
+	done
+	echo 1 >"$d/power"
+	[ -b "/dev/$name" ]
+}
+
+# nullb_cfg_remove NAME: power off and remove a nullb_cfg device.
+nullb_cfg_remove() {
+	local d=/sys/kernel/config/nullb/$1
+	[ -d "$d" ] || return 0
+	echo 0 >"$d/power" 2>/dev/null || true
+	rmdir "$d"
+}
+
+# nullb_cfg_remove_all: remove every configfs null_blk device.
+nullb_cfg_remove_all() {
+	local d
+	for d in /sys/kernel/config/nullb/*/; do
+		[ -d "$d" ] && nullb_cfg_remove "$(basename "$d")"
+	done
+	return 0
+}
+
+# disk_stat DEV N: field N (from 1) of the disk's stat file, see
+# Documentation/block/stat.rst (3: sectors read, 7: sectors written,
+# 10: io_ticks, 16: flushes completed).
+disk_stat() {
+	local -a v
+	read -r -a v <<<"$(disk_attr "$1" stat)"
+	echo "${v[$2 - 1]}"
 }

@@ -1,0 +1,132 @@
+#!/usr/bin/env bats
+# SPDX-License-Identifier: GPL-2.0
+#
+# Errors half way through a copy: bad blocks in a chunk past the first
+# eight (on either side), offload failing for some chunks
+# (fail_make_request), the device powered off mid-copy, and the limits
+# rewritten while copies run. The caller gets the exact prefix copied,
+# nothing outside the copy changes, and the kernel logs no bug.
+
+load ../lib/common
+
+MiB=1048576
+
+setup() {
+	guest_setup
+	[ -x "$COPY_RANGE" ] || fail "$COPY_RANGE not built (make -C tests/helpers)"
+	D=$BATS_TEST_TMPDIR
+}
+
+teardown() {
+	[ -n "${BG_PID:-}" ] && kill "$BG_PID" 2>/dev/null && wait "$BG_PID" 2>/dev/null
+	if [ -w /sys/kernel/debug/fail_make_request/probability ]; then
+		echo 0 >/sys/kernel/debug/fail_make_request/probability
+	fi
+	nullb_unload || true
+	guest_teardown
+}
+
+# bad_chunk_copy SIDE: a 12 MiB copy in 1 MiB chunks with a bad block in
+# chunk 9 of SIDE (src or dst) stops with the first 9 MiB copied.
+bad_chunk_copy() {
+	nullb_cfg bad copy_max_bytes=$MiB
+	local src=$(( 16 * MiB )) dst=$(( 64 * MiB )) len=$(( 12 * MiB ))
+	local guard=65536 bad
+	random_file "$D/src" $len
+	random_file "$D/after" $guard
+	dev_write /dev/bad $src "$D/src"
+	dev_write /dev/bad $(( dst + len )) "$D/after"
+	if [ "$1" = src ]; then
+		bad=$(( (src + 9 * MiB + 4096) / 512 ))
+	else
+		bad=$(( (dst + 9 * MiB + 4096) / 512 ))
+	fi
+	echo "+$bad-$(( bad + 7 ))" >/sys/kernel/config/nullb/bad/badblocks
+	copy_mark /dev/bad
+
+	run "$COPY_RANGE" -d /dev/bad $src /dev/bad $dst $len
+	echo "$output"
+	[ "$status" -eq 1 ]
+	[ "${lines[0]}" = "copied=$(( 9 * MiB ))" ]
+	[ "${lines[1]}" = "errno=EIO" ]
+	head -c $(( 9 * MiB )) "$D/src" >"$D/prefix"
+	dev_expect /dev/bad $dst "$D/prefix"
+	dev_expect /dev/bad $(( dst + len )) "$D/after"
+	# The first call stopped at the bad chunk, the second failed on it.
+	[ "$(copy_stat_since failed_copies)" = 2 ]
+	[ "$(copy_stat_since offloaded_bytes)" -ge $(( 9 * MiB )) ]
+}
+
+@test "a bad block in the source's 10th chunk: the first 9 MiB are copied, then EIO" {
+	bad_chunk_copy src
+}
+
+@test "a bad block in the destination's 10th chunk: the first 9 MiB are copied, then EIO" {
+	bad_chunk_copy dst
+}
+
+@test "offload failing for one chunk (fail_make_request): that chunk is emulated" {
+	[ -d /sys/kernel/debug/fail_make_request ] ||
+		skip "kernel without CONFIG_FAIL_MAKE_REQUEST"
+	nullb_load copy_max_bytes=$MiB
+	local f=/sys/kernel/debug/fail_make_request
+	random_file "$D/src" $(( 8 * MiB ))
+	dev_write /dev/nullb0 $(( 4 * MiB )) "$D/src"
+	echo 0 >$f/verbose
+	echo 1 >$f/times
+	echo 3 >$f/interval
+	echo 100 >$f/probability
+	echo 1 >/sys/block/nullb0/make-it-fail
+	copy_mark
+	run "$COPY_RANGE" -d /dev/nullb0 $(( 4 * MiB )) /dev/nullb0 $(( 64 * MiB )) $(( 8 * MiB ))
+	echo 0 >/sys/block/nullb0/make-it-fail
+	echo 0 >$f/probability
+	echo "$output"
+	[ "$output" = "copied=$(( 8 * MiB ))" ]
+	[ "$(copy_stat_since emulated_bytes)" = $MiB ]
+	[ "$(copy_stat_since offloaded_bytes)" = $(( 7 * MiB )) ]
+	dev_expect /dev/nullb0 $(( 64 * MiB )) "$D/src"
+}
+
+@test "the device powered off during a copy: the copy stops short, the kernel survives" {
+	# Slow (10 MB/s) and emulated, so the copy is still running.
+	nullb_cfg gone mbps=10 copy_max_bytes=$MiB
+	echo 0 >/sys/block/gone/queue/copy_max_bytes
+	"$COPY_RANGE" -d /dev/gone 0 /dev/gone $(( 512 * MiB )) $(( 128 * MiB )) >"$D/out" 2>&1 &
+	BG_PID=$!
+	sleep 2
+	echo 0 >/sys/kernel/config/nullb/gone/power
+	local i
+	for i in $(seq 300); do
+		kill -0 $BG_PID 2>/dev/null || break
+		sleep 0.1
+	done
+	! kill -0 $BG_PID 2>/dev/null
+	wait $BG_PID || true
+	BG_PID=
+	cat "$D/out"
+	# Short (a powered-off disk has no capacity left, as at its end) or
+	# failed, never the whole length.
+	grep -q "^copied=" "$D/out"
+	! grep -qx "copied=$(( 128 * MiB ))" "$D/out"
+	[ ! -b /dev/gone ]
+}
+
+@test "copy_max_bytes rewritten while copies run: every copy is correct" {
+	nullb_load copy_max_bytes=$MiB
+	(
+		while :; do
+			for v in $MiB 65536 0 4096 524288; do
+				echo $v >/sys/block/nullb0/queue/copy_max_bytes
+			done
+		done
+	) &
+	BG_PID=$!
+	local i
+	for i in $(seq 20); do
+		copy_and_verify /dev/nullb0 $(( (i % 4) * 8 * MiB )) /dev/nullb0 $(( 100 * MiB + i * 4 * MiB )) $(( 3 * MiB + 4096 ))
+	done
+	kill $BG_PID
+	wait $BG_PID || true
+	BG_PID=
+}

@@ -1,0 +1,203 @@
+#!/usr/bin/env bats
+# SPDX-License-Identifier: GPL-2.0
+#
+# Copies and the rest of the block layer: every I/O scheduler, discards
+# and zeroing next to copies, drivers that stack on a copy-capable device
+# without claiming copy offload (loop, md raid0 and raid1: emulated,
+# correct), many copies at once, cgroup v2 io.max on the caller, and the
+# disk statistics (a copy is busy time, not sectors read or written).
+
+load ../lib/common
+
+MiB=1048576
+
+setup() {
+	guest_setup
+	[ -x "$COPY_RANGE" ] || fail "$COPY_RANGE not built (make -C tests/helpers)"
+	D=$BATS_TEST_TMPDIR
+}
+
+teardown() {
+	[ -n "${BG_PID:-}" ] && kill "$BG_PID" 2>/dev/null && wait "$BG_PID" 2>/dev/null
+	[ -n "${MD:-}" ] && mdadm --stop "$MD" >/dev/null 2>&1
+	[ -n "${LOOP:-}" ] && losetup -d "$LOOP"
+	[ -n "${CG:-}" ] && [ -d "$CG" ] && rmdir "$CG"
+	nullb_unload || true
+	guest_teardown
+}
+
+@test "copies under each I/O scheduler: none, mq-deadline, kyber, bfq" {
+	nullb_load copy_max_bytes=$MiB
+	local s sched=/sys/block/nullb0/queue/scheduler
+	for s in none mq-deadline kyber bfq; do
+		echo $s >$sched
+		grep -q "\[$s\]" $sched
+		copy_mark
+		copy_and_verify /dev/nullb0 $(( 4 * MiB )) /dev/nullb0 $(( 64 * MiB )) $(( 3 * MiB + 512 ))
+		[ "$(copy_stat_since offloaded_bytes)" = $(( 3 * MiB + 512 )) ]
+		echo 0 >/sys/block/nullb0/queue/copy_max_bytes
+		copy_and_verify /dev/nullb0 $(( 4 * MiB )) /dev/nullb0 $(( 128 * MiB )) $(( 2 * MiB ))
+		[ "$(copy_stat_since emulated_bytes)" = $(( 2 * MiB )) ]
+		echo $MiB >/sys/block/nullb0/queue/copy_max_bytes
+	done
+}
+
+@test "BLKDISCARD and BLKZEROOUT next to copies: the copies are correct" {
+	nullb_load copy_max_bytes=$MiB discard=1
+	(
+		while :; do
+			blkdiscard -o $(( 800 * MiB )) -l $(( 8 * MiB )) /dev/nullb0
+			blkdiscard -z -o $(( 900 * MiB )) -l $(( 8 * MiB )) /dev/nullb0
+		done
+	) &
+	BG_PID=$!
+	local i
+	for i in $(seq 10); do
+		copy_and_verify /dev/nullb0 $(( 4 * MiB )) /dev/nullb0 $(( 100 * MiB + i * 8 * MiB )) $(( 3 * MiB ))
+	done
+	kill $BG_PID
+	wait $BG_PID || true
+	BG_PID=
+	# Discarding and zeroing the destination itself after a copy.
+	copy_and_verify /dev/nullb0 $(( 4 * MiB )) /dev/nullb0 $(( 700 * MiB )) $(( 2 * MiB ))
+	blkdiscard -z -o $(( 700 * MiB )) -l $MiB /dev/nullb0
+	head -c $MiB /dev/zero >"$D/zero"
+	dev_expect /dev/nullb0 $(( 700 * MiB )) "$D/zero"
+	tail -c $MiB "$D/src" >"$D/second"
+	dev_expect /dev/nullb0 $(( 701 * MiB )) "$D/second"
+}
+
+@test "loop over a copy-capable device: no offload through loop, copies emulated and correct" {
+	nullb_load copy_max_bytes=$MiB
+	LOOP=$(losetup -f --show --direct-io=on /dev/nullb0)
+	[ "$(queue_attr "$LOOP" copy_max_hw_bytes)" = 0 ]
+	copy_mark "$LOOP"
+	copy_and_verify "$LOOP" $(( 4 * MiB )) "$LOOP" $(( 64 * MiB )) $(( 3 * MiB + 512 ))
+	[ "$(copy_stat_since emulated_bytes)" = $(( 3 * MiB + 512 )) ]
+	[ "$(copy_stat_since offloaded_bytes)" = 0 ]
+}
+
+# md_copy LEVEL: md LEVEL over two copy-capable null_blk devices does not
+# offload (md does not claim copies), and copies through it are correct.
+md_copy() {
+	nullb_load nr_devices=2 copy_max_bytes=$MiB gb=1
+	MD=/dev/md/copytest
+	MDADM_NO_UDEV=1 mdadm --create "$MD" --run --force --level="$1" \
+		--raid-devices=2 --metadata=1.2 --assume-clean \
+		/dev/nullb0 /dev/nullb1 >/dev/null 2>&1
+	[ -b "$MD" ]
+	[ "$(queue_attr "$MD" copy_max_hw_bytes)" = 0 ]
+	copy_mark "$MD"
+	copy_and_verify "$MD" $(( 4 * MiB )) "$MD" $(( 64 * MiB )) $(( 3 * MiB + 512 ))
+	[ "$(copy_stat_since emulated_bytes)" = $(( 3 * MiB + 512 )) ]
+	[ "$(copy_stat_since offloaded_bytes)" = 0 ]
+}
+
+@test "md raid0 over copy-capable null_blk: emulated, correct" {
+	command -v mdadm >/dev/null || skip "mdadm not installed"
+	md_copy 0
+}
+
+@test "md raid1 over copy-capable null_blk: emulated, correct" {
+	command -v mdadm >/dev/null || skip "mdadm not installed"
+	md_copy 1
+}
+
+@test "16 copies at once, offloaded and emulated, every one correct" {
+	nullb_load copy_max_bytes=$MiB gb=2
+	nullb_cfg other copy_max_bytes=$MiB
+	local i pids=() len=$(( 4 * MiB + 4096 ))
+	for i in $(seq 0 15); do
+		random_file "$D/src$i" $len
+		dev_write /dev/nullb0 $(( i * 8 * MiB )) "$D/src$i"
+	done
+	copy_mark
+	for i in $(seq 0 15); do
+		if [ $(( i % 4 )) = 3 ]; then
+			# Emulated: between two devices.
+			"$COPY_RANGE" -d /dev/nullb0 $(( i * 8 * MiB )) /dev/other $(( i * 8 * MiB )) $len >"$D/out$i" &
+		else
+			"$COPY_RANGE" -d /dev/nullb0 $(( i * 8 * MiB )) /dev/nullb0 $(( 1024 * MiB + i * 8 * MiB )) $len >"$D/out$i" &
+		fi
+		pids+=($!)
+	done
+	for i in $(seq 0 15); do
+		wait "${pids[i]}"
+		[ "$(cat "$D/out$i")" = "copied=$len" ]
+	done
+	for i in $(seq 0 15); do
+		if [ $(( i % 4 )) = 3 ]; then
+			dev_expect /dev/other $(( i * 8 * MiB )) "$D/src$i"
+		else
+			dev_expect /dev/nullb0 $(( 1024 * MiB + i * 8 * MiB )) "$D/src$i"
+		fi
+	done
+	[ "$(copy_stat_since offloaded_bytes)" = $(( 12 * len )) ]
+}
+
+# cgroup_copy_ms CGROUP ARGS...: the milliseconds that copy-range
+# ARGS takes when run in CGROUP (or in the root group when empty).
+cgroup_copy_ms() {
+	local cg=$1
+	shift
+	bash -c '[ -z "$1" ] || echo $$ >"$1/cgroup.procs"; shift
+		 s=$(date +%s%N); "$@" >/dev/null || exit 1; e=$(date +%s%N)
+		 echo $(( (e - s) / 1000000 ))' _ "$cg" "$COPY_RANGE" "$@"
+}
+
+@test "cgroup v2 io.max on the caller throttles its copies, offloaded and emulated" {
+	local root=/sys/fs/cgroup
+	[ -e $root/cgroup.controllers ] || mount -t cgroup2 none $root
+	grep -qw io $root/cgroup.controllers || skip "kernel without the io controller"
+	echo +io >$root/cgroup.subtree_control
+	nullb_load copy_max_bytes=$MiB
+	CG=$root/copytest
+	mkdir $CG
+	local majmin limit=$(( 4 * MiB )) len=$(( 16 * MiB ))
+	majmin=$(cat /sys/block/nullb0/dev)
+	echo "$majmin wbps=$limit" >$CG/io.max
+
+	local mode free ms rate
+	for mode in offload emulate; do
+		[ $mode = emulate ] && echo 0 >/sys/block/nullb0/queue/copy_max_bytes
+		free=$(cgroup_copy_ms "" -d /dev/nullb0 0 /dev/nullb0 $(( 256 * MiB )) $len)
+		ms=$(cgroup_copy_ms $CG -d /dev/nullb0 0 /dev/nullb0 $(( 512 * MiB )) $len)
+		# bytes per second through the limited group
+		rate=$(( len * 1000 / (ms > 0 ? ms : 1) ))
+		echo "$mode: unlimited ${free} ms, limited ${ms} ms, ${rate} B/s, limit $limit B/s"
+		# Within 1.5x of the limit, and well slower than without it.
+		[ $(( rate * 2 )) -le $(( limit * 3 )) ]
+		[ "$ms" -gt $(( free * 2 )) ]
+	done
+	grep -q "^$majmin " $CG/io.stat
+}
+
+@test "a copy counts as busy time and in flight, not as sectors read or written" {
+	# 20 ms per request, so the copy keeps the disk busy measurably.
+	nullb_load copy_max_bytes=$MiB irqmode=2 completion_nsec=20000000
+	random_file "$D/src" $(( 16 * MiB ))
+	dev_write /dev/nullb0 0 "$D/src"
+	local rd wr ticks
+	rd=$(disk_stat /dev/nullb0 3)
+	wr=$(disk_stat /dev/nullb0 7)
+	ticks=$(disk_stat /dev/nullb0 10)
+	copy_mark
+	"$COPY_RANGE" -d /dev/nullb0 0 /dev/nullb0 $(( 64 * MiB )) $(( 16 * MiB )) >"$D/out" &
+	BG_PID=$!
+	local i inflight=0 v
+	for i in $(seq 50); do
+		read -r -a v </sys/block/nullb0/inflight
+		[ $(( v[0] + v[1] )) -gt 0 ] && inflight=1 && break
+		sleep 0.02
+	done
+	wait $BG_PID
+	BG_PID=
+	[ "$(cat "$D/out")" = "copied=$(( 16 * MiB ))" ]
+	[ "$(copy_stat_since offloaded_bytes)" = $(( 16 * MiB )) ]
+	[ "$inflight" = 1 ]
+	[ "$(disk_stat /dev/nullb0 3)" = "$rd" ]
+	[ "$(disk_stat /dev/nullb0 7)" = "$wr" ]
+	# 16 chunks, 8 at a time, two 20 ms requests each: at least 80 ms busy.
+	[ $(( $(disk_stat /dev/nullb0 10) - ticks )) -ge 40 ]
+	dev_expect /dev/nullb0 $(( 64 * MiB )) "$D/src"
+}

@@ -57,6 +57,9 @@ guest_setup() {
 }
 
 guest_teardown() {
+	# The guest's files live in memory: drop the test's patterns now,
+	# not at the end of the run.
+	[ -n "${BATS_TEST_TMPDIR:-}" ] && rm -rf "${BATS_TEST_TMPDIR:?}"/*
 	[ -n "${DMESG_START:-}" ] || return 0
 	dmesg_check
 }
@@ -91,8 +94,10 @@ dev_expect() {
 	if ! cmp -s "$got" "$3"; then
 		echo "$1: $len bytes at offset $2 differ from $3:" >&2
 		cmp "$got" "$3" 2>&1 | head -n 3 >&2
+		rm -f "$got"
 		return 1
 	fi
+	rm -f "$got"
 }
 
 # No udevd runs in the test VM: let libdevmapper create device nodes itself

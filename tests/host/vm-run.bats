@@ -108,8 +108,10 @@ fake_kernel() {
 @test "--nvme sets the namespaces and their copy limits" {
 	need_kernel
 	run "$RUN" --timeout 300 --nvme 64M,mssrl=16,mcl=64,msrc=3 --nvme 32M,bs=4096 -- \
-		bash -c 'nvme id-ns /dev/nvme0n1 | grep -E "^(mssrl|mcl|msrc) "; 
-			 cat /sys/block/nvme0n2/queue/logical_block_size /sys/block/nvme0n2/size'
+		bash -c '# Namespaces are scanned in parallel: names need not follow nsids.
+			 for b in /sys/block/nvme0n*; do eval "ns$(cat $b/nsid)=${b##*/}"; done
+			 nvme id-ns /dev/$ns1 | grep -E "^(mssrl|mcl|msrc) "
+			 cat /sys/block/$ns2/queue/logical_block_size /sys/block/$ns2/size'
 	[ "$status" -eq 0 ]
 	[[ $output == *"mssrl   : 16"* ]]
 	[[ $output == *"mcl     : 64"* ]]

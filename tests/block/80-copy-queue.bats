@@ -184,11 +184,13 @@ cgroup_copy_ms() {
 	copy_mark
 	"$COPY_RANGE" -d /dev/nullb0 0 /dev/nullb0 $(( 64 * MiB )) $(( 16 * MiB )) >"$D/out" &
 	BG_PID=$!
-	local i inflight=0 v
-	for i in $(seq 50); do
+	# Look until the copy is over (a slow kernel may take a while to
+	# start it).
+	local inflight=0 v
+	while kill -0 $BG_PID 2>/dev/null; do
 		read -r -a v </sys/block/nullb0/inflight
 		[ $(( v[0] + v[1] )) -gt 0 ] && inflight=1 && break
-		sleep 0.02
+		sleep 0.01
 	done
 	wait $BG_PID
 	BG_PID=

@@ -65,7 +65,7 @@ bad_chunk_copy() {
 	bad_chunk_copy dst
 }
 
-@test "offload failing for one chunk (fail_make_request): that chunk is emulated" {
+@test "offload failing part way (fail_make_request): those chunks are emulated, the rest offloaded" {
 	[ -d /sys/kernel/debug/fail_make_request ] ||
 		skip "kernel without CONFIG_FAIL_MAKE_REQUEST"
 	nullb_load copy_max_bytes=$MiB
@@ -83,8 +83,16 @@ bad_chunk_copy() {
 	echo 0 >$f/probability
 	echo "$output"
 	[ "$output" = "copied=$(( 8 * MiB ))" ]
-	[ "$(copy_stat_since emulated_bytes)" = $MiB ]
-	[ "$(copy_stat_since offloaded_bytes)" = $(( 7 * MiB )) ]
+	# One injected failure, or two when two chunks' workers race through
+	# fault injection's "times" check together: whole chunks emulated,
+	# the others offloaded.
+	local emu off
+	emu=$(copy_stat_since emulated_bytes)
+	off=$(copy_stat_since offloaded_bytes)
+	echo "emulated $emu, offloaded $off"
+	[ "$emu" -ge $MiB ] && [ $(( emu % MiB )) = 0 ]
+	[ "$off" -gt 0 ]
+	[ $(( emu + off )) = $(( 8 * MiB )) ]
 	dev_expect /dev/nullb0 $(( 64 * MiB )) "$D/src"
 }
 

@@ -5,7 +5,8 @@
 # and zeroing next to copies, drivers that stack on a copy-capable device
 # without claiming copy offload (loop, md raid0 and raid1: emulated,
 # correct), many copies at once, cgroup v2 io.max on the caller, and the
-# disk statistics (an offloaded copy is no sectors read or written).
+# disk statistics (an offloaded copy is busy time, but no sectors read or
+# written).
 
 load ../lib/common
 
@@ -185,5 +186,31 @@ cgroup_copy_ms() {
 	[ "$(copy_stat_since offloaded_bytes)" = $(( 16 * MiB )) ]
 	[ "$(disk_stat /dev/nullb0 3)" = "$rd" ]
 	[ "$(disk_stat /dev/nullb0 7)" = "$wr" ]
+	dev_expect /dev/nullb0 $(( 64 * MiB )) "$D/src"
+}
+
+@test "an offloaded copy keeps the disk busy: io_ticks grows while its requests are out" {
+	# Each request takes 50 ms (completion timer): one 1 MiB copy is a
+	# COPY_SRC and a COPY_DST, 100 ms with nothing else in flight.
+	nullb_load copy_max_bytes=$MiB irqmode=2 completion_nsec=50000000
+	random_file "$D/src" $MiB
+	dev_write /dev/nullb0 0 "$D/src"
+	udevadm settle 2>/dev/null || true
+	local ticks rd wr t0 t1
+	ticks=$(disk_stat /dev/nullb0 10)
+	rd=$(disk_stat /dev/nullb0 3)
+	wr=$(disk_stat /dev/nullb0 7)
+	copy_mark
+	t0=$(date +%s%N)
+	run "$COPY_RANGE" -d /dev/nullb0 0 /dev/nullb0 $(( 64 * MiB )) $MiB
+	t1=$(date +%s%N)
+	[ "$output" = "copied=$MiB" ]
+	[ "$(copy_stat_since offloaded_bytes)" = $MiB ]
+	[ "$(disk_stat /dev/nullb0 3)" = "$rd" ]
+	[ "$(disk_stat /dev/nullb0 7)" = "$wr" ]
+	local busy=$(( $(disk_stat /dev/nullb0 10) - ticks ))
+	echo "copy took $(( (t1 - t0) / 1000000 )) ms, io_ticks grew $busy ms"
+	# Two 50 ms requests, less a jiffy or two of rounding at each end.
+	[ $busy -ge 80 ]
 	dev_expect /dev/nullb0 $(( 64 * MiB )) "$D/src"
 }

@@ -80,9 +80,11 @@ check-vm: deps kernel modules helpers
 vm-shell: kernel modules
 	tests/vm/run --shell
 
-# Throughput ratios measured side by side in one guest (not a test).
+# Throughput ratios measured side by side in one guest (not a test): local
+# copies, then NVMe/TCP between two network namespaces of the guest.
 bench: kernel modules helpers
-	tests/vm/run --mem 3072 --disk 1G -- tests/bench/copy
+	tests/vm/run --mem 3072 --disk 1G --timeout 5400 -- \
+		sh -c 'tests/bench/copy && tests/bench/nvme-tcp'
 
 demo:
 	@echo "demo: provisioning clones from a golden image is not there yet;" \

@@ -31,6 +31,8 @@ static void usage(FILE *out)
 	      " -a, --dst-append   open the destination with O_APPEND\n"
 	      " -D, --dst-dsync    open the destination with O_DSYNC\n"
 	      " -c, --calls        also print \"calls=N\", the calls made\n"
+	      " -b, --chunk SIZE   ask for at most SIZE bytes per call, so that\n"
+	      "                    LENGTH is copied as LENGTH/SIZE copies\n"
 	      " -h, --help         this text\n", out);
 }
 
@@ -64,15 +66,16 @@ int main(int argc, char **argv)
 		{ "dst-append", no_argument, NULL, 'a' },
 		{ "dst-dsync",  no_argument, NULL, 'D' },
 		{ "calls",      no_argument, NULL, 'c' },
+		{ "chunk",      required_argument, NULL, 'b' },
 		{ "help",       no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
 	int in_flags = O_RDONLY, out_flags = O_WRONLY;
 	int once = 0, print_calls = 0, calls = 0, c, in, out, err = 0;
-	uint64_t pos_in, pos_out, len, copied = 0;
+	uint64_t pos_in, pos_out, len, copied = 0, chunk = 0;
 	loff_t off_in, off_out;
 
-	while ((c = getopt_long(argc, argv, "dsoraDch", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "dsoraDcb:h", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'd':
 			in_flags |= O_DIRECT;
@@ -95,6 +98,12 @@ int main(int argc, char **argv)
 			break;
 		case 'c':
 			print_calls = 1;
+			break;
+		case 'b':
+			if (parse_size(optarg, &chunk) || !chunk) {
+				fprintf(stderr, "copy-range: bad chunk size '%s'\n", optarg);
+				return 2;
+			}
 			break;
 		case 'h':
 			usage(stdout);
@@ -129,8 +138,12 @@ int main(int argc, char **argv)
 	off_in = pos_in;
 	off_out = pos_out;
 	while (copied < len) {
-		ssize_t ret = copy_file_range(in, &off_in, out, &off_out,
-					      len - copied, 0);
+		uint64_t want = len - copied;
+		ssize_t ret;
+
+		if (chunk && want > chunk)
+			want = chunk;
+		ret = copy_file_range(in, &off_in, out, &off_out, want, 0);
 		calls++;
 		if (ret < 0) {
 			err = errno;

@@ -5,14 +5,15 @@
 # command issued by nvme-cli moves real data and nothing else.
 
 load ../lib/common
+load ../lib/nvme
 
-NS=/dev/nvme0n1
 CTRL=/dev/nvme0
 
 setup() {
 	guest_setup
-	[ -b "$NS" ] || skip "no NVMe namespace (tests/vm/run --no-nvme?)"
-	LBA=$(cat /sys/block/nvme0n1/queue/logical_block_size)
+	[ -e /sys/block/nvme0n1 ] || skip "no NVMe namespace (tests/vm/run --no-nvme?)"
+	NS=/dev/$(qemu_ns 1)
+	LBA=$(queue_attr "$NS" logical_block_size)
 }
 
 teardown() {
@@ -26,14 +27,9 @@ fill_blocks() {
 	dev_write "$NS" $(( $2 * LBA )) "$1"
 }
 
-# id_field DEVICE-CMD FIELD: a numeric field of nvme id-ctrl/id-ns output.
-id_field() {
-	nvme "$1" "$2" | awk -v f="$3" '$1 == f { print $3; exit }'
-}
-
 @test "NVMe namespace from QEMU is present" {
 	[ -b "$NS" ]
-	run cat /sys/block/nvme0n1/device/model
+	run cat "/sys/block/$(disk_name "$NS")/device/model"
 	[[ $output == "QEMU NVMe Ctrl"* ]]
 }
 

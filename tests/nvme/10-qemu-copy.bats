@@ -220,3 +220,41 @@ refused() {
 	[ "$status" -ne 0 ]
 	[ "$(nvme_status_code "$output")" = 0x6 ]
 }
+
+# ------------------------------------------------------ format changes ---
+
+# format NS LBAF: nvme format NS to LBA format LBAF and wait until the
+# kernel has rescanned it with that block size.
+format() {
+	local ns=$1 lbaf=$2 bs=$3 i
+	nvme format "$ns" --lbaf="$lbaf" --force >/dev/null
+	for (( i = 0; i < 100; i++ )); do
+		[ "$(queue_attr "$ns" logical_block_size)" = "$bs" ] && return 0
+		sleep 0.1
+	done
+	fail "$ns: block size $(queue_attr "$ns" logical_block_size) after format, not $bs"
+}
+
+# Last in this file: formatting erases NSID 3. QEMU's LBA formats are
+# 0: 512, 1: 512+8 metadata, 4: 4096.
+@test "limits follow nvme format: 512 B blocks, metadata (no offload), back to 4 KiB" {
+	need_ns "$NS3" 3 256M,bs=4096
+	format "$NS3" 0 512
+	[ "$(queue_attr "$NS3" copy_max_hw_bytes)" = $(( $(nvme_copy_lbas "$NS3") * 512 )) ]
+	offloaded_copy "$NS3" $(( 1 * MiB )) $(( 32 * MiB )) $(( 128 * KiB + 512 ))
+
+	format "$NS3" 1 512
+	echo "with 8 bytes of metadata: copy_max_hw_bytes=$(queue_attr "$NS3" copy_max_hw_bytes)"
+	[ "$(queue_attr "$NS3" copy_max_hw_bytes)" = 0 ]
+	# Without block integrity support in the kernel such a namespace
+	# takes no I/O at all (size 0); with it, copies are emulated.
+	if [ "$(blockdev --getsize64 "$NS3")" -gt 0 ]; then
+		copy_mark "$NS3"
+		copy_and_verify "$NS3" $(( 1 * MiB )) "$NS3" $(( 32 * MiB )) $(( 64 * KiB ))
+		[ "$(copy_stat_since offloaded_bytes)" = 0 ]
+	fi
+
+	format "$NS3" 4 4096
+	[ "$(queue_attr "$NS3" copy_max_hw_bytes)" = $(( $(nvme_copy_lbas "$NS3") * 4096 )) ]
+	offloaded_copy "$NS3" $(( 1 * MiB )) $(( 32 * MiB )) $(( 3 * $(limit "$NS3") ))
+}

@@ -53,6 +53,31 @@ nvme_status_code() {
 	printf '0x%x\n' $(( hex & 0x7ff ))
 }
 
+# nvme_fill NS LBA COUNT FILE: COUNT random blocks into FILE and onto NS
+# at LBA.
+nvme_fill() {
+	local lbs
+	lbs=$(queue_attr "$1" logical_block_size)
+	random_file "$4" $(( $3 * lbs ))
+	dev_write "$1" $(( $2 * lbs )) "$4"
+}
+
+# nvme_copy_refused NS EXPECTED-STATUS SDLBA nvme-copy-args...: nvme copy
+# fails with that NVMe status and the NVME_REFUSED_BLOCKS (default 256)
+# blocks at SDLBA do not change.
+nvme_copy_refused() {
+	local ns=$1 want=$2 sdlba=$3 lbs d=$BATS_TEST_TMPDIR
+	shift 3
+	lbs=$(queue_attr "$ns" logical_block_size)
+	nvme_fill "$ns" "$sdlba" "${NVME_REFUSED_BLOCKS:-256}" "$d/old"
+	run nvme copy "$ns" --sdlba="$sdlba" "$@"
+	echo "nvme copy $ns --sdlba=$sdlba $*: status $status: $output"
+	[ "$status" -ne 0 ]
+	[ "$(nvme_status_code "$output")" = "$want" ] ||
+		fail "expected NVMe status $want, got '$(nvme_status_code "$output")'"
+	dev_expect "$ns" $(( sdlba * lbs )) "$d/old"
+}
+
 # ------------------------------------------------------------- target ---
 
 # nvmet_subsys NQN: a subsystem any host may connect to.

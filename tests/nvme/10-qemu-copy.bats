@@ -158,34 +158,11 @@ offloaded_copy() {
 
 # ------------------------------------------------ nvme copy (nvme-cli) ---
 
-# fill NS LBA COUNT FILE: COUNT random blocks into FILE and onto NS at LBA.
-fill() {
-	local lbs
-	lbs=$(queue_attr "$1" logical_block_size)
-	random_file "$4" $(( $3 * lbs ))
-	dev_write "$1" $(( $2 * lbs )) "$4"
-}
-
-# refused NS EXPECTED-STATUS nvme-copy-args...: nvme copy fails with the
-# NVMe status EXPECTED-STATUS and leaves the 256 blocks at SDLBA alone.
-refused() {
-	local ns=$1 want=$2 sdlba=$3 lbs d=$BATS_TEST_TMPDIR
-	shift 3
-	lbs=$(queue_attr "$ns" logical_block_size)
-	fill "$ns" "$sdlba" 256 "$d/old"
-	run nvme copy "$ns" --sdlba="$sdlba" "$@"
-	echo "nvme copy $ns --sdlba=$sdlba $*: status $status: $output"
-	[ "$status" -ne 0 ]
-	[ "$(nvme_status_code "$output")" = "$want" ] ||
-		fail "expected NVMe status $want, got '$(nvme_status_code "$output")'"
-	dev_expect "$ns" $(( sdlba * lbs )) "$d/old"
-}
-
 @test "nvme copy with two ranges (MSRC+1) to NSID 2 concatenates them" {
 	need_ns "$NS2" 2 256M,mssrl=64,mcl=96,msrc=1
 	local d=$BATS_TEST_TMPDIR
-	fill "$NS2" 100 40 "$d/a"
-	fill "$NS2" 300 50 "$d/b"
+	nvme_fill "$NS2" 100 40 "$d/a"
+	nvme_fill "$NS2" 300 50 "$d/b"
 	run nvme copy "$NS2" --sdlba=9000 --slbs=100,300 --blocks=39,49
 	echo "$output"
 	[ "$status" -eq 0 ]
@@ -195,7 +172,7 @@ refused() {
 
 @test "nvme copy with more ranges than MSRC+1 fails and changes nothing" {
 	need_ns "$NS2" 2 256M,mssrl=64,mcl=96,msrc=1
-	refused "$NS2" 0x183 10000 --slbs=100,200,300 --blocks=1,1,1
+	nvme_copy_refused "$NS2" 0x183 10000 --slbs=100,200,300 --blocks=1,1,1
 }
 
 # QEMU 7.2 checks the number of ranges up front (Command Size Limit) but
@@ -203,13 +180,13 @@ refused() {
 # (0x6); what matters here is that nothing was written.
 @test "nvme copy of a range longer than MSSRL fails and changes nothing" {
 	need_ns "$NS2" 2 256M,mssrl=64,mcl=96,msrc=1
-	refused "$NS2" 0x6 11000 --slbs=100 --blocks=64
+	nvme_copy_refused "$NS2" 0x6 11000 --slbs=100 --blocks=64
 }
 
 @test "nvme copy of a source past the end fails and changes nothing" {
 	local nsze
 	nsze=$(( $(blockdev --getsize64 "$NS1") / 512 ))
-	refused "$NS1" 0x6 20000 --slbs=$(( nsze - 4 )) --blocks=7
+	nvme_copy_refused "$NS1" 0x6 20000 --slbs=$(( nsze - 4 )) --blocks=7
 }
 
 @test "nvme copy to a destination past the end fails" {

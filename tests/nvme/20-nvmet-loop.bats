@@ -15,6 +15,8 @@ load ../lib/nvme
 KiB=1024
 MiB=$(( 1024 * 1024 ))
 NQN=nqn.2026-12.io.dmcopy:loop
+# nvme_copy_refused checks this many blocks at the destination
+NVME_REFUSED_BLOCKS=4096
 
 setup_file() {
 	[ -n "${DMCOPY_KERNEL_RELEASE:-}" ] && [ "$(uname -r)" = "$DMCOPY_KERNEL_RELEASE" ] || return 0
@@ -155,34 +157,12 @@ teardown() {
 
 # ------------------------------------------------ nvme copy (nvme-cli) ---
 
-fill() {
-	local lbs
-	lbs=$(queue_attr "$1" logical_block_size)
-	random_file "$4" $(( $3 * lbs ))
-	dev_write "$1" $(( $2 * lbs )) "$4"
-}
-
-# refused NS EXPECTED-STATUS SDLBA nvme-copy-args...: nvme copy fails with
-# that NVMe status and the 4096 blocks at SDLBA do not change.
-refused() {
-	local ns=$1 want=$2 sdlba=$3 lbs d=$BATS_TEST_TMPDIR
-	shift 3
-	lbs=$(queue_attr "$ns" logical_block_size)
-	fill "$ns" "$sdlba" 4096 "$d/old"
-	run nvme copy "$ns" --sdlba="$sdlba" "$@"
-	echo "nvme copy $ns --sdlba=$sdlba $*: status $status: $output"
-	[ "$status" -ne 0 ]
-	[ "$(nvme_status_code "$output")" = "$want" ] ||
-		fail "expected NVMe status $want, got '$(nvme_status_code "$output")'"
-	dev_expect "$ns" $(( sdlba * lbs )) "$d/old"
-}
-
 @test "nvme copy: three ranges, format 0 and format 1, concatenated" {
 	local d=$BATS_TEST_TMPDIR fmt
 	for fmt in 0 1; do
-		fill "$H1" 1000 8 "$d/a"
-		fill "$H1" 3000 100 "$d/b"
-		fill "$H1" 5000 1 "$d/c"
+		nvme_fill "$H1" 1000 8 "$d/a"
+		nvme_fill "$H1" 3000 100 "$d/b"
+		nvme_fill "$H1" 5000 1 "$d/c"
 		run nvme copy "$H1" --sdlba=$(( 400000 + fmt * 1000 )) --slbs=1000,3000,5000 \
 			--blocks=7,99,0 --format="$fmt"
 		echo "$output"
@@ -193,21 +173,21 @@ refused() {
 }
 
 @test "nvme copy: a range longer than MSSRL is refused (Command Size Limit)" {
-	refused "$H1" 0x183 300000 --slbs=1000 --blocks=2048
+	nvme_copy_refused "$H1" 0x183 300000 --slbs=1000 --blocks=2048
 }
 
 @test "nvme copy: ranges over MCL in all are refused (Command Size Limit)" {
-	refused "$H1" 0x183 300000 --slbs=1000,5000 --blocks=1499,1499
+	nvme_copy_refused "$H1" 0x183 300000 --slbs=1000,5000 --blocks=1499,1499
 }
 
 @test "nvme copy: more ranges than MSRC+1 are refused (Command Size Limit)" {
-	refused "$H2" 0x183 300000 --slbs=1000,5000 --blocks=7,7
+	nvme_copy_refused "$H2" 0x183 300000 --slbs=1000,5000 --blocks=7,7
 }
 
 @test "nvme copy: a source past the end is refused (LBA Out of Range)" {
 	local nsze
 	nsze=$(( $(blockdev --getsize64 "$H1") / 512 ))
-	refused "$H1" 0x80 300000 --slbs=1000,$(( nsze - 4 )) --blocks=7,7
+	nvme_copy_refused "$H1" 0x80 300000 --slbs=1000,$(( nsze - 4 )) --blocks=7,7
 }
 
 @test "nvme copy: a destination past the end is refused (LBA Out of Range)" {
@@ -220,20 +200,20 @@ refused() {
 }
 
 @test "nvme copy: a source overlapping the destination is refused (Invalid Field)" {
-	refused "$H1" 0x2 300000 --slbs=300004 --blocks=7
+	nvme_copy_refused "$H1" 0x2 300000 --slbs=300004 --blocks=7
 }
 
 @test "nvme copy: file namespace takes one range and checks its length" {
 	local d=$BATS_TEST_TMPDIR
-	fill "$H3" 100 16 "$d/a"
+	nvme_fill "$H3" 100 16 "$d/a"
 	run nvme copy "$H3" --sdlba=20000 --slbs=100 --blocks=15
 	echo "$output"
 	[ "$status" -eq 0 ]
 	dev_expect "$H3" $(( 20000 * 4096 )) "$d/a"
-	refused "$H3" 0x183 30000 --slbs=100 --blocks=$(( 8 * MiB / 4096 ))
+	nvme_copy_refused "$H3" 0x183 30000 --slbs=100 --blocks=$(( 8 * MiB / 4096 ))
 	local nsze
 	nsze=$(( $(blockdev --getsize64 "$H3") / 4096 ))
-	refused "$H3" 0x80 40000 --slbs=$(( nsze - 1 )) --blocks=1
+	nvme_copy_refused "$H3" 0x80 40000 --slbs=$(( nsze - 1 )) --blocks=1
 }
 
 # Last: it turns copy offload off on this host namespace for good.

@@ -132,6 +132,8 @@ nullb_unload() {
 disk_name() {
 	local name
 	name=$(lsblk -dno PKNAME "$1" 2>/dev/null)
+	# The kernel's name: /dev/mapper nodes made without udev are no links.
+	[ -n "$name" ] || name=$(lsblk -dno KNAME "$1" 2>/dev/null)
 	[ -n "$name" ] || name=$(basename "$(readlink -f "$1")")
 	echo "$name"
 }

@@ -1,0 +1,276 @@
+#!/usr/bin/env bats
+# SPDX-License-Identifier: GPL-2.0
+#
+# Copy offload through dm-linear: limits stack from the devices below, a
+# copy inside one target is offloaded to the device under it, one across a
+# target boundary or between two devices is emulated, table reloads in
+# the middle of copies lose nothing. Every copy is checked byte for byte,
+# with the bytes around its destination; the bottom device's read and
+# write counters tell offloaded (no data moved) from emulated.
+
+load ../lib/common
+load ../lib/dm
+
+MiB=1048576
+SECTORS_PER_MIB=2048
+
+setup() {
+	guest_setup
+	[ -x "$COPY_RANGE" ] || fail "$COPY_RANGE not built (make -C tests/helpers)"
+}
+
+teardown() {
+	dm_cleanup
+	nullb_unload || true
+	guest_teardown
+}
+
+# linear NAME DEV OFFSET_MIB SIZE_MIB: a one-target dm-linear device.
+linear() {
+	dmsetup create "$1" --table \
+		"0 $(( $4 * SECTORS_PER_MIB )) linear $2 $(( $3 * SECTORS_PER_MIB ))"
+}
+
+@test "dm-linear over null_blk advertises null_blk's copy limit" {
+	nullb_load copy_max_bytes=$MiB
+	linear dmt-a /dev/nullb0 16 256
+	[ "$(dm_queue dmt-a copy_max_hw_bytes)" = $MiB ]
+	[ "$(dm_queue dmt-a copy_max_bytes)" = $MiB ]
+}
+
+@test "dm-linear over virtio-blk advertises no copy" {
+	linear dmt-a /dev/vda 16 64
+	[ "$(dm_queue dmt-a copy_max_hw_bytes)" = 0 ]
+	[ "$(dm_queue dmt-a copy_max_bytes)" = 0 ]
+}
+
+@test "a table with a target that does not take copies advertises no copy" {
+	nullb_load copy_max_bytes=$MiB
+	dm_create dmt-a "0 2048 linear /dev/nullb0 0" "2048 2048 zero"
+	[ "$(dm_queue dmt-a copy_max_hw_bytes)" = 0 ]
+}
+
+@test "a copy inside dm-linear over null_blk is offloaded: nothing read or written below" {
+	nullb_load copy_max_bytes=$MiB
+	linear dmt-a /dev/nullb0 16 512
+	local len=$(( 5 * MiB + 4096 ))
+	copy_mark /dev/mapper/dmt-a
+	random_file "$BATS_TEST_TMPDIR/src" $len
+	dev_write /dev/mapper/dmt-a $(( 4 * MiB )) "$BATS_TEST_TMPDIR/src"
+	rw_mark /dev/nullb0
+	run "$COPY_RANGE" -d /dev/mapper/dmt-a $(( 4 * MiB )) /dev/mapper/dmt-a $(( 200 * MiB )) $len
+	[ "$output" = "copied=$len" ]
+	[ "$(rw_since)" = "0 0" ]
+	dev_expect /dev/mapper/dmt-a $(( 200 * MiB )) "$BATS_TEST_TMPDIR/src"
+	# And where dm-linear put it on the disk.
+	dev_expect /dev/nullb0 $(( 216 * MiB )) "$BATS_TEST_TMPDIR/src"
+	[ "$(copy_stat_since offloaded_bytes)" = $len ]
+	[ "$(copy_stat_since emulated_bytes)" = 0 ]
+	# The full check, with the bytes around the destination.
+	copy_and_verify /dev/mapper/dmt-a $(( 1 * MiB )) /dev/mapper/dmt-a $(( 300 * MiB )) $(( 3 * MiB + 512 ))
+}
+
+@test "xfs_io copy_range inside dm-linear: correct" {
+	nullb_load copy_max_bytes=$MiB
+	linear dmt-a /dev/nullb0 16 128
+	local d=$BATS_TEST_TMPDIR
+	random_file "$d/src" $(( 2 * MiB ))
+	random_file "$d/around" $(( 4 * MiB ))
+	dev_write /dev/mapper/dmt-a $(( 31 * MiB )) "$d/around"
+	dev_write /dev/mapper/dmt-a 0 "$d/src"
+	run xfs_io -d -c "copy_range -s 0 -d $(( 32 * MiB )) -l $(( 2 * MiB )) /dev/mapper/dmt-a" /dev/mapper/dmt-a
+	echo "$output"
+	[ "$status" -eq 0 ]
+	dev_expect /dev/mapper/dmt-a $(( 32 * MiB )) "$d/src"
+	head -c $MiB "$d/around" >"$d/head"
+	tail -c $MiB "$d/around" >"$d/tail"
+	dev_expect /dev/mapper/dmt-a $(( 31 * MiB )) "$d/head"
+	dev_expect /dev/mapper/dmt-a $(( 34 * MiB )) "$d/tail"
+}
+
+@test "a copy across the boundary of two linear targets: the crossing piece is emulated, all correct" {
+	nullb_load copy_max_bytes=$MiB
+	# Two targets, the second 100 MiB further on the disk than the first
+	# ends, so that the table is not one straight run.
+	dm_create dmt-a "0 $(( 64 * SECTORS_PER_MIB )) linear /dev/nullb0 0" \
+		"$(( 64 * SECTORS_PER_MIB )) $(( 64 * SECTORS_PER_MIB )) linear /dev/nullb0 $(( 164 * SECTORS_PER_MIB ))"
+	copy_mark /dev/mapper/dmt-a
+	# Source across the boundary, half a MiB off chunk alignment.
+	copy_and_verify /dev/mapper/dmt-a $(( 62 * MiB + MiB / 2 )) /dev/mapper/dmt-a $(( 100 * MiB )) $(( 4 * MiB ))
+	[ "$(copy_stat_since emulated_bytes)" -gt 0 ]
+	[ "$(copy_stat_since offloaded_bytes)" -gt 0 ]
+	[ $(( $(copy_stat_since emulated_bytes) + $(copy_stat_since offloaded_bytes) )) = $(( 4 * MiB )) ]
+	# Destination across it.
+	copy_and_verify /dev/mapper/dmt-a $(( 10 * MiB )) /dev/mapper/dmt-a $(( 63 * MiB )) $(( 2 * MiB + 4096 ))
+}
+
+@test "dm-linear over two null_blk devices: a copy from one to the other is emulated, correct" {
+	nullb_load copy_max_bytes=$MiB
+	nullb_cfg other copy_max_bytes=$MiB
+	dm_create dmt-a "0 $(( 128 * SECTORS_PER_MIB )) linear /dev/nullb0 0" \
+		"$(( 128 * SECTORS_PER_MIB )) $(( 128 * SECTORS_PER_MIB )) linear /dev/other 0"
+	[ "$(dm_queue dmt-a copy_max_hw_bytes)" = $MiB ]
+	copy_mark /dev/mapper/dmt-a
+	copy_and_verify /dev/mapper/dmt-a $(( 8 * MiB )) /dev/mapper/dmt-a $(( 160 * MiB )) $(( 9 * MiB + 512 ))
+	[ "$(copy_stat_since offloaded_bytes)" = 0 ]
+	[ "$(copy_stat_since emulated_bytes)" = $(( 9 * MiB + 512 )) ]
+	# Within each half it is offloaded.
+	copy_mark /dev/mapper/dmt-a
+	copy_and_verify /dev/mapper/dmt-a $(( 150 * MiB )) /dev/mapper/dmt-a $(( 200 * MiB )) $(( 3 * MiB ))
+	[ "$(copy_stat_since offloaded_bytes)" = $(( 3 * MiB )) ]
+}
+
+@test "between two dm-linear devices on one null_blk: offloaded (the LVs of one PV case)" {
+	nullb_load copy_max_bytes=$MiB
+	linear dmt-a /dev/nullb0 16 128
+	linear dmt-b /dev/nullb0 400 128
+	copy_mark /dev/mapper/dmt-b
+	rw_mark /dev/nullb0
+	local d=$BATS_TEST_TMPDIR len=$(( 6 * MiB + 8192 ))
+	random_file "$d/src" $len
+	dev_write /dev/mapper/dmt-a $(( 2 * MiB )) "$d/src"
+	rw_mark /dev/nullb0
+	run "$COPY_RANGE" -d /dev/mapper/dmt-a $(( 2 * MiB )) /dev/mapper/dmt-b $(( 20 * MiB )) $len
+	[ "$output" = "copied=$len" ]
+	[ "$(rw_since)" = "0 0" ]
+	dev_expect /dev/mapper/dmt-b $(( 20 * MiB )) "$d/src"
+	[ "$(copy_stat_since offloaded_bytes)" = $len ]
+	copy_and_verify /dev/mapper/dmt-b $(( 1 * MiB )) /dev/mapper/dmt-a $(( 60 * MiB )) $(( 2 * MiB ))
+}
+
+@test "between dm-linear and a device it does not sit on: emulated, correct" {
+	nullb_load copy_max_bytes=$MiB
+	nullb_cfg other copy_max_bytes=$MiB
+	linear dmt-a /dev/nullb0 16 128
+	copy_mark /dev/other
+	copy_and_verify /dev/mapper/dmt-a $(( 2 * MiB )) /dev/other $(( 20 * MiB )) $(( 2 * MiB ))
+	[ "$(copy_stat_since offloaded_bytes)" = 0 ]
+	[ "$(copy_stat_since emulated_bytes)" = $(( 2 * MiB )) ]
+}
+
+@test "dm-linear over dm-linear over null_blk still offloads" {
+	nullb_load copy_max_bytes=$MiB
+	linear dmt-low /dev/nullb0 32 256
+	linear dmt-top /dev/mapper/dmt-low 16 128
+	[ "$(dm_queue dmt-top copy_max_hw_bytes)" = $MiB ]
+	copy_mark /dev/mapper/dmt-top
+	rw_mark /dev/nullb0
+	local d=$BATS_TEST_TMPDIR len=$(( 3 * MiB ))
+	random_file "$d/src" $len
+	dev_write /dev/mapper/dmt-top 0 "$d/src"
+	rw_mark /dev/nullb0
+	run "$COPY_RANGE" -d /dev/mapper/dmt-top 0 /dev/mapper/dmt-top $(( 64 * MiB )) $len
+	[ "$output" = "copied=$len" ]
+	[ "$(rw_since)" = "0 0" ]
+	dev_expect /dev/nullb0 $(( (32 + 16 + 64) * MiB )) "$d/src"
+	[ "$(copy_stat_since offloaded_bytes)" = $len ]
+}
+
+@test "copy_max_bytes 0 on the dm device: emulated; the setting survives a table reload" {
+	nullb_load copy_max_bytes=$MiB
+	linear dmt-a /dev/nullb0 16 128
+	echo 0 >"/sys/block/$(dm_dev dmt-a)/queue/copy_max_bytes"
+	copy_mark /dev/mapper/dmt-a
+	copy_and_verify /dev/mapper/dmt-a $(( 2 * MiB )) /dev/mapper/dmt-a $(( 40 * MiB )) $(( 2 * MiB ))
+	[ "$(copy_stat_since offloaded_bytes)" = 0 ]
+	dmsetup reload dmt-a --table "0 $(( 128 * SECTORS_PER_MIB )) linear /dev/nullb0 $(( 16 * SECTORS_PER_MIB ))"
+	dmsetup resume dmt-a
+	[ "$(dm_queue dmt-a copy_max_hw_bytes)" = $MiB ]
+	[ "$(dm_queue dmt-a copy_max_bytes)" = 0 ]
+	echo $MiB >"/sys/block/$(dm_dev dmt-a)/queue/copy_max_bytes"
+	copy_mark /dev/mapper/dmt-a
+	copy_and_verify /dev/mapper/dmt-a $(( 2 * MiB )) /dev/mapper/dmt-a $(( 40 * MiB )) $(( 2 * MiB ))
+	[ "$(copy_stat_since offloaded_bytes)" = $(( 2 * MiB )) ]
+}
+
+@test "the limit follows the device below on the next table load" {
+	nullb_cfg low copy_max_bytes=$MiB
+	linear dmt-a /dev/low 0 64
+	[ "$(dm_queue dmt-a copy_max_hw_bytes)" = $MiB ]
+	echo 65536 >/sys/block/low/queue/copy_max_bytes
+	# Not before a reload, as for every other limit; meanwhile the
+	# copies sized for the old limit are refused below and emulated.
+	[ "$(dm_queue dmt-a copy_max_hw_bytes)" = $MiB ]
+	copy_mark /dev/mapper/dmt-a
+	copy_and_verify /dev/mapper/dmt-a $(( 1 * MiB )) /dev/mapper/dmt-a $(( 30 * MiB )) $(( 2 * MiB ))
+	[ "$(copy_stat_since emulated_bytes)" = $(( 2 * MiB )) ]
+	dmsetup reload dmt-a --table "0 $(( 64 * SECTORS_PER_MIB )) linear /dev/low 0"
+	dmsetup resume dmt-a
+	# After it, the new limit, and offloaded in its chunks.
+	[ "$(dm_queue dmt-a copy_max_hw_bytes)" = 65536 ]
+	copy_mark /dev/mapper/dmt-a
+	copy_and_verify /dev/mapper/dmt-a $(( 1 * MiB )) /dev/mapper/dmt-a $(( 30 * MiB )) $(( 2 * MiB ))
+	[ "$(copy_stat_since offloaded_bytes)" = $(( 2 * MiB )) ]
+}
+
+# copy_stream DEV N LEN: N copies of LEN bytes inside DEV, one after the
+# other, each from its own random source; each result in $D/stream.N.
+copy_stream() {
+	local dev=$1 n=$2 len=$3 i
+	for i in $(seq 1 "$n"); do
+		"$COPY_RANGE" -d "$dev" $(( i * 4 * MiB )) "$dev" $(( (100 + i * 4) * MiB )) "$len" \
+			>"$D/stream.$i" 2>&1
+	done
+}
+
+@test "suspend/resume and reloads in the middle of a stream of copies lose and corrupt nothing" {
+	nullb_load copy_max_bytes=$(( 64 * 1024 ))
+	D=$BATS_TEST_TMPDIR
+	local n=16 len=$(( 3 * MiB )) i table
+	table="0 $(( 256 * SECTORS_PER_MIB )) linear /dev/nullb0 $(( 8 * SECTORS_PER_MIB ))"
+	dmsetup create dmt-a --table "$table"
+	for i in $(seq 1 $n); do
+		random_file "$D/src.$i" $len
+		dev_write /dev/mapper/dmt-a $(( i * 4 * MiB )) "$D/src.$i"
+	done
+	copy_stream /dev/mapper/dmt-a $n $len &
+	local pid=$!
+	for i in $(seq 1 10); do
+		dmsetup suspend dmt-a
+		dmsetup resume dmt-a
+		dmsetup suspend --noflush dmt-a
+		dmsetup reload dmt-a --table "$table"
+		dmsetup resume dmt-a
+	done
+	wait $pid
+	for i in $(seq 1 $n); do
+		[ "$(cat "$D/stream.$i")" = "copied=$len" ] || fail "copy $i: $(cat "$D/stream.$i")"
+		dev_expect /dev/mapper/dmt-a $(( (100 + i * 4) * MiB )) "$D/src.$i"
+		dev_expect /dev/mapper/dmt-a $(( i * 4 * MiB )) "$D/src.$i"
+	done
+}
+
+@test "a reload that moves the source between the halves of a copy: the new data is copied" {
+	nullb_load copy_max_bytes=$(( 64 * 1024 ))
+	D=$BATS_TEST_TMPDIR
+	local len=$(( 32 * MiB )) i
+	# Two copies of the source area on the disk, A at 0 and B at 512 MiB,
+	# with different data; the device maps A, and a reload switches it to
+	# B (as pvmove would) while a long copy runs.
+	random_file "$D/a" $len
+	random_file "$D/b" $len
+	dev_write /dev/nullb0 0 "$D/a"
+	dev_write /dev/nullb0 $(( 512 * MiB )) "$D/b"
+	dm_create dmt-a "0 $(( 64 * SECTORS_PER_MIB )) linear /dev/nullb0 0" \
+		"$(( 64 * SECTORS_PER_MIB )) $(( 64 * SECTORS_PER_MIB )) linear /dev/nullb0 $(( 256 * SECTORS_PER_MIB ))"
+	"$COPY_RANGE" -d /dev/mapper/dmt-a 0 /dev/mapper/dmt-a $(( 64 * MiB )) $len >"$D/out" 2>&1 &
+	local pid=$!
+	dm_reload dmt-a "0 $(( 64 * SECTORS_PER_MIB )) linear /dev/nullb0 $(( 512 * SECTORS_PER_MIB ))" \
+		"$(( 64 * SECTORS_PER_MIB )) $(( 64 * SECTORS_PER_MIB )) linear /dev/nullb0 $(( 256 * SECTORS_PER_MIB ))"
+	wait $pid
+	[ "$(cat "$D/out")" = "copied=$len" ]
+	# Every 64 KiB piece of the destination holds the same piece of A
+	# (copied before the switch) or of B (after), never anything else.
+	local piece=65536 mixed
+	dev_read /dev/nullb0 $(( 256 * MiB )) $len "$D/got"
+	mixed=$(/usr/bin/python3 - "$D/a" "$D/b" "$D/got" $piece <<-EOF
+	import sys
+	a, b, got = (open(f, 'rb').read() for f in sys.argv[1:4])
+	piece = int(sys.argv[4])
+	bad = [i for i in range(0, len(a), piece)
+	       if got[i:i + piece] not in (a[i:i + piece], b[i:i + piece])]
+	print(len(bad))
+	EOF
+	)
+	[ "$mixed" = 0 ]
+}

@@ -1,0 +1,98 @@
+#!/usr/bin/env bats
+# SPDX-License-Identifier: GPL-2.0
+#
+# LVM volumes (real lvm2, dm-linear underneath) on copy-capable physical
+# volumes: a copy between two LVs on one PV is offloaded to it, one LV
+# with segments on two PVs copies across them by emulation. On null_blk
+# and on QEMU's NVMe namespace, every byte checked.
+
+load ../lib/common
+load ../lib/dm
+load ../lib/nvme
+
+MiB=1048576
+
+setup() {
+	guest_setup
+	[ -x "$COPY_RANGE" ] || fail "$COPY_RANGE not built (make -C tests/helpers)"
+}
+
+teardown() {
+	dm_cleanup
+	nullb_unload || true
+	guest_teardown
+}
+
+# vg_on VG PV...: a volume group of fresh physical volumes.
+vg_on() {
+	local vg=$1
+	shift
+	lvm_cmd pvcreate -ff -y "$@"
+	lvm_cmd vgcreate -y "$vg" "$@"
+}
+
+# lv VG NAME SIZE PV: a linear LV of SIZE on PV, neither wiped nor zeroed.
+lv() {
+	lvm_cmd lvcreate -y -Wn -Zn -L "$3" -n "$2" "$1" "$4"
+	[ -b "/dev/mapper/$1-$2" ]
+}
+
+@test "null_blk PVs: a copy between two LVs on one PV is offloaded, nothing read or written below" {
+	nullb_cfg nullbv0 copy_max_bytes=$MiB size=512
+	vg_on dmtvg0 /dev/nullbv0
+	lv dmtvg0 a 64M /dev/nullbv0
+	lv dmtvg0 b 64M /dev/nullbv0
+	[ "$(dm_queue dmtvg0-a copy_max_hw_bytes)" = $MiB ]
+	local d=$BATS_TEST_TMPDIR len=$(( 10 * MiB + 4096 ))
+	random_file "$d/src" $len
+	dev_write /dev/mapper/dmtvg0-a $(( 4 * MiB )) "$d/src"
+	copy_mark /dev/mapper/dmtvg0-b
+	rw_mark /dev/nullbv0
+	run "$COPY_RANGE" -d /dev/mapper/dmtvg0-a $(( 4 * MiB )) /dev/mapper/dmtvg0-b $(( 30 * MiB )) $len
+	[ "$output" = "copied=$len" ]
+	[ "$(rw_since)" = "0 0" ]
+	[ "$(copy_stat_since offloaded_bytes)" = $len ]
+	dev_expect /dev/mapper/dmtvg0-b $(( 30 * MiB )) "$d/src"
+	copy_and_verify /dev/mapper/dmtvg0-b $(( 1 * MiB )) /dev/mapper/dmtvg0-a $(( 40 * MiB )) $(( 3 * MiB ))
+}
+
+@test "null_blk PVs: an LV with segments on two PVs copies within a PV offloaded and across them emulated" {
+	nullb_cfg nullbv0 copy_max_bytes=$MiB size=256
+	nullb_cfg nullbv1 copy_max_bytes=$MiB size=256
+	vg_on dmtvg0 /dev/nullbv0 /dev/nullbv1
+	lv dmtvg0 s 64M /dev/nullbv0
+	lvm_cmd lvextend -y -L +64M dmtvg0/s /dev/nullbv1
+	[ "$(dmsetup table dmtvg0-s | wc -l)" = 2 ]
+	local dev=/dev/mapper/dmtvg0-s
+	# [0, 64 MiB) is on nullbv0, [64, 128 MiB) on nullbv1.
+	copy_mark $dev
+	copy_and_verify $dev $(( 1 * MiB )) $dev $(( 30 * MiB )) $(( 8 * MiB ))
+	[ "$(copy_stat_since offloaded_bytes)" = $(( 8 * MiB )) ]
+	copy_mark $dev
+	copy_and_verify $dev $(( 2 * MiB )) $dev $(( 80 * MiB )) $(( 8 * MiB + 512 ))
+	[ "$(copy_stat_since offloaded_bytes)" = 0 ]
+	[ "$(copy_stat_since emulated_bytes)" = $(( 8 * MiB + 512 )) ]
+	# Across the segment boundary, onto both PVs.
+	copy_and_verify $dev $(( 60 * MiB )) $dev $(( 100 * MiB )) $(( 8 * MiB ))
+}
+
+@test "QEMU NVMe PV: a copy between two LVs is offloaded with the Copy command" {
+	local ns
+	ns=$(qemu_ns 1)
+	[ "$(cat /sys/block/$ns/queue/copy_max_hw_bytes)" -gt 0 ] ||
+		skip "QEMU's NVMe namespace 1 does not copy"
+	vg_on dmtvg1 /dev/$ns
+	lv dmtvg1 golden 128M /dev/$ns
+	lv dmtvg1 clone 128M /dev/$ns
+	local d=$BATS_TEST_TMPDIR len=$(( 16 * MiB ))
+	random_file "$d/src" $len
+	dev_write /dev/mapper/dmtvg1-golden 0 "$d/src"
+	copy_mark /dev/mapper/dmtvg1-clone
+	rw_mark /dev/$ns
+	run "$COPY_RANGE" -d /dev/mapper/dmtvg1-golden 0 /dev/mapper/dmtvg1-clone $(( 64 * MiB )) $len
+	[ "$output" = "copied=$len" ]
+	[ "$(rw_since)" = "0 0" ]
+	[ "$(copy_stat_since offloaded_bytes)" = $len ]
+	dev_expect /dev/mapper/dmtvg1-clone $(( 64 * MiB )) "$d/src"
+	copy_and_verify /dev/mapper/dmtvg1-golden $(( 20 * MiB )) /dev/mapper/dmtvg1-clone $(( 4 * MiB )) $(( 5 * MiB + 4096 ))
+}

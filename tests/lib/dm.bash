@@ -1,0 +1,113 @@
+# SPDX-License-Identifier: GPL-2.0
+#
+# Helpers for the device-mapper suites (tests/dm). Load after common:
+#   load ../lib/common
+#   load ../lib/dm
+#
+# Devices the tests make are named dmt-*, volume groups dmtvg*; dm_cleanup
+# removes them all.
+
+DM_COPY_MODULE=$DMCOPY_TOP/dm-copy/dm-copy.ko
+
+# dm_copy_load: dm-copy.ko from this tree, unless it is loaded already.
+dm_copy_load() {
+	[ -f "$DM_COPY_MODULE" ] || fail "$DM_COPY_MODULE not built (make modules)"
+	lsmod | grep -q '^dm_copy ' || insmod "$DM_COPY_MODULE"
+}
+
+# dm_create NAME LINE...: a mapped device with a table of these lines.
+dm_create() {
+	local name=$1
+	shift
+	printf '%s\n' "$@" | dmsetup create "$name"
+}
+
+# dm_reload NAME LINE...: load these lines as the inactive table and
+# swap them in (suspend, then resume).
+dm_reload() {
+	local name=$1
+	shift
+	printf '%s\n' "$@" | dmsetup reload "$name"
+	dmsetup suspend "$name"
+	dmsetup resume "$name"
+}
+
+# dm_dev NAME: the dm-N name of a mapped device, as in /sys/block.
+dm_dev() {
+	dmsetup info -c --noheadings -o blkdevname "$1"
+}
+
+# dm_queue NAME ATTR: a queue attribute of a mapped device.
+dm_queue() {
+	cat "/sys/block/$(dm_dev "$1")/queue/$2"
+}
+
+# dm_status_field NAME N: field N (from 1) of the status line's target
+# arguments, after "<start> <len> <target>".
+dm_status_field() {
+	local -a v
+	read -r -a v <<<"$(dmsetup status "$1")"
+	echo "${v[$(( $2 + 2 ))]}"
+}
+
+# devno DEV: MAJ:MIN of a block device, as dm prints it in tables.
+devno() {
+	lsblk -dno MAJ:MIN "$1" | tr -d ' '
+}
+
+# sectors_rw DEV: sectors read and written on DEV's disk so far, "R W".
+sectors_rw() {
+	echo "$(disk_stat "$1" 3) $(disk_stat "$1" 7)"
+}
+
+# rw_mark DEV / rw_since: how many sectors DEV's disk read and wrote since
+# rw_mark, as "R W" (0 0 when a copy was offloaded below it).
+rw_mark() {
+	RW_MARK_DEV=$1
+	RW_MARK=$(sectors_rw "$1")
+}
+
+rw_since() {
+	local -a was now
+	read -r -a was <<<"$RW_MARK"
+	read -r -a now <<<"$(sectors_rw "$RW_MARK_DEV")"
+	echo "$(( now[0] - was[0] )) $(( now[1] - was[1] ))"
+}
+
+# lvm CMD ARGS...: an lvm2 command that sees only the test's devices, keeps
+# no backups and needs neither udev nor lvmetad-style daemons.
+LVM_CONFIG='devices { types = [ "nullb", 16 ] use_devicesfile = 0
+	global_filter = [ "a|^/dev/nullb|", "a|^/dev/nvme|", "a|^/dev/mapper/dmt-|", "r|.*|" ] }
+	global { use_lvmpolld = 0 } backup { backup = 0 archive = 0 }
+	activation { udev_sync = 0 udev_rules = 0 monitoring = 0 }'
+
+lvm_cmd() {
+	local cmd=$1
+	shift
+	LVM_SUPPRESS_FD_WARNINGS=1 lvm "$cmd" --config "$LVM_CONFIG" "$@"
+}
+
+# dm_cleanup: remove every volume group and device the dm suites made.
+dm_cleanup() {
+	local vg pv name
+	while read -r pv vg; do
+		case $vg in
+		dmtvg*)
+			lvm_cmd vgchange -an "$vg" >/dev/null 2>&1
+			lvm_cmd vgremove -ff "$vg" >/dev/null 2>&1
+			lvm_cmd pvremove -ff -y "$pv" >/dev/null 2>&1 ;;
+		esac
+	done < <(lvm_cmd pvs --noheadings -o pv_name,vg_name 2>/dev/null)
+	# Stacked ones first: a device in use cannot go.
+	for _ in 1 2 3; do
+		for name in $(dmsetup ls 2>/dev/null | awk '{ print $1 }'); do
+			case $name in
+			dmt-*|dmtvg*)
+				# A test that failed half way may leave it suspended.
+				dmsetup resume "$name" >/dev/null 2>&1
+				dmsetup remove "$name" >/dev/null 2>&1 ;;
+			esac
+		done
+	done
+	return 0
+}

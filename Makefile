@@ -81,10 +81,11 @@ vm-shell: kernel modules
 	tests/vm/run --shell
 
 # Throughput ratios measured side by side in one guest (not a test): local
-# copies, then NVMe/TCP between two network namespaces of the guest.
+# copies, through device-mapper, then NVMe/TCP between two network
+# namespaces of the guest.
 bench: kernel modules helpers
 	tests/vm/run --mem 3072 --disk 1G --timeout 5400 -- \
-		sh -c 'tests/bench/copy && tests/bench/nvme-tcp'
+		sh -c 'tests/bench/copy && tests/bench/dm && tests/bench/nvme-tcp'
 
 demo:
 	@echo "demo: provisioning clones from a golden image is not there yet;" \

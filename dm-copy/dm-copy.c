@@ -1,38 +1,162 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * dm-copy: a device-mapper target that maps like dm-linear and, with the
- * block-layer copy offload series applied, serves copy requests by
- * offloading them to the underlying device or emulating them with
- * dm-kcopyd.
+ * dm-copy: a device-mapper target that maps like dm-linear and serves copy
+ * offload (REQ_OP_COPY_SRC and REQ_OP_COPY_DST) itself: a copy whose two
+ * halves land in copy targets of one table is offloaded to the device
+ * below when source and destination are on one disk that copies, and
+ * copied with dm-kcopyd otherwise, so that the device advertises copy
+ * offload whatever is under it, also across targets and devices.
  *
  * Table line:
- *   <start> <len> copy <dev> <offset> [<#feature args> <arg>...]
  *
- * This is the mapping half; copy handling arrives with the kernel series
- * it depends on. No feature argument is defined yet, so any is refused.
+ *   <start> <len> copy <dev> <offset> [<#feature args> <feature>...]
+ *
+ *   <dev>       the device to map onto (path or major:minor)
+ *   <offset>    the first sector of <dev> that is mapped, in 512 B sectors
+ *
+ * Features:
+ *
+ *   mode auto|offload|emulate
+ *       auto (the default): offload when source and destination are on
+ *       one disk that copies, dm-kcopyd otherwise; offload: only offload,
+ *       and refuse (BLK_STS_NOTSUPP, so the caller copies by reading and
+ *       writing) a copy the disk below cannot take; emulate: always
+ *       dm-kcopyd.
+ *   max_copy_bytes <bytes>
+ *       the largest copy the device takes in one request (its
+ *       queue/copy_max_hw_bytes), a multiple of the logical block size of
+ *       <dev>; by default 8 MiB, or what <dev> takes if that is more.
+ *
+ * Status INFO:
+ *
+ *   <mode> <offloaded copies> <offloaded bytes> <emulated copies>
+ *   <emulated bytes> <errors> <copies in flight>
+ *
+ * A copy counts as offloaded when the device below copied all of it, as
+ * emulated otherwise (dm-kcopyd, or the block layer reading and writing
+ * what the device below refused); errors counts copies that failed.
+ *
+ * Messages: "mode auto|offload|emulate", "stats reset".
  */
 
 #include <linux/device-mapper.h>
+#include <linux/dm-kcopyd.h>
 #include <linux/module.h>
 #include <linux/init.h>
 #include <linux/bio.h>
 #include <linux/blkdev.h>
 #include <linux/slab.h>
 #include <linux/ctype.h>
+#include <linux/xarray.h>
+#include <linux/workqueue.h>
+#include <linux/wait.h>
 
 #define DM_MSG_PREFIX "copy"
+
+#define COPY_DEFAULT_MAX_BYTES	(8U << 20)
+
+DECLARE_DM_KCOPYD_THROTTLE_WITH_MODULE_PARM(kcopyd_throttle,
+	"Percentage of time dm-kcopyd may use the disks for emulated copies");
+
+enum copy_mode {
+	COPY_MODE_AUTO,
+	COPY_MODE_OFFLOAD,
+	COPY_MODE_EMULATE,
+};
+
+static const char * const copy_mode_names[] = {
+	[COPY_MODE_AUTO] = "auto",
+	[COPY_MODE_OFFLOAD] = "offload",
+	[COPY_MODE_EMULATE] = "emulate",
+};
 
 struct copy_c {
 	struct dm_dev *dev;
 	sector_t start;
+	/*
+	 * Names this target in the tokens it stamps; never reused, so a
+	 * token outliving its target cannot name another one.
+	 */
+	unsigned long id;
+	/*
+	 * The table and range of this target, for the copy targets of the
+	 * same table that look it up: the table pointer is compared, never
+	 * followed.
+	 */
+	struct dm_table *table;
+	sector_t begin;
+	sector_t len;
+
+	enum copy_mode mode;		/* READ_ONCE(): messages change it */
+	unsigned int max_copy_sectors;	/* 0: the default */
+
+	struct dm_kcopyd_client *kc;
+	atomic_t inflight;
+	wait_queue_head_t drained;
+
+	atomic64_t offloaded_copies;
+	atomic64_t offloaded_bytes;
+	atomic64_t emulated_copies;
+	atomic64_t emulated_bytes;
+	atomic64_t errors;
+
+	struct rcu_head rcu;
 };
 
-static int copy_parse_features(struct dm_arg_set *as, struct dm_target *ti)
+/* A COPY_DST being served, in the bio's per-bio data. */
+struct copy_io {
+	struct copy_c *cc;
+	struct bio *bio;
+	struct block_device *src_bdev;
+	sector_t src_sector;		/* on src_bdev */
+	sector_t dst_sector;		/* on cc->dev */
+	sector_t nr_sectors;
+	u64 offloaded;			/* bytes the device below copied */
+	blk_status_t status;
+	struct work_struct work;	/* the flush after a FUA copy */
+};
+
+static struct target_type copy_target;
+
+/* Every copy target, by id, so that a COPY_DST finds its source's. */
+static DEFINE_XARRAY(copy_targets);
+static atomic_long_t copy_next_id = ATOMIC_LONG_INIT(0);
+static struct workqueue_struct *copy_wq;
+
+static int copy_parse_mode(const char *name, enum copy_mode *mode)
+{
+	unsigned int i;
+
+	for (i = 0; i < ARRAY_SIZE(copy_mode_names); i++) {
+		if (!strcasecmp(name, copy_mode_names[i])) {
+			*mode = i;
+			return 0;
+		}
+	}
+	return -EINVAL;
+}
+
+/* A decimal number that fits in 64 bits, nothing before or after it. */
+static int copy_parse_u64(const char *arg, u64 *value)
+{
+	if (!isdigit(arg[0]))
+		return -EINVAL;
+	return kstrtoull(arg, 10, value);
+}
+
+static int copy_parse_features(struct dm_arg_set *as, struct dm_target *ti,
+			       struct copy_c *cc)
 {
 	static const struct dm_arg feature_count = {
-		0, 16, "Invalid number of feature args"
+		0, 4, "Invalid number of feature args"
 	};
+	unsigned int logical_sectors =
+		bdev_logical_block_size(cc->dev->bdev) >> SECTOR_SHIFT;
+	bool have_mode = false, have_max = false;
+	enum copy_mode mode;
 	unsigned int argc;
+	const char *name;
+	u64 bytes;
 	int r;
 
 	if (!as->argc)
@@ -42,9 +166,61 @@ static int copy_parse_features(struct dm_arg_set *as, struct dm_target *ti)
 	if (r)
 		return r;
 
-	if (argc) {
-		ti->error = "Unknown feature argument";
-		return -EINVAL;
+	while (argc) {
+		name = dm_shift_arg(as);
+		argc--;
+
+		if (!strcasecmp(name, "mode")) {
+			if (!argc) {
+				ti->error = "Feature mode needs an argument";
+				return -EINVAL;
+			}
+			if (copy_parse_mode(dm_shift_arg(as), &mode)) {
+				ti->error = "Invalid mode: need auto, offload or emulate";
+				return -EINVAL;
+			}
+			argc--;
+			if (have_mode) {
+				ti->error = mode == cc->mode ?
+					"Duplicate feature mode" :
+					"Conflicting mode features";
+				return -EINVAL;
+			}
+			have_mode = true;
+			cc->mode = mode;
+		} else if (!strcasecmp(name, "max_copy_bytes")) {
+			if (!argc) {
+				ti->error = "Feature max_copy_bytes needs an argument";
+				return -EINVAL;
+			}
+			if (copy_parse_u64(dm_shift_arg(as), &bytes)) {
+				ti->error = "Invalid max_copy_bytes";
+				return -EINVAL;
+			}
+			argc--;
+			if (have_max) {
+				ti->error = "Duplicate feature max_copy_bytes";
+				return -EINVAL;
+			}
+			have_max = true;
+			if (!bytes) {
+				ti->error = "max_copy_bytes must not be 0";
+				return -EINVAL;
+			}
+			if (bytes & (SECTOR_SIZE - 1) ||
+			    (bytes >> SECTOR_SHIFT) % logical_sectors) {
+				ti->error = "max_copy_bytes is not whole logical blocks";
+				return -EINVAL;
+			}
+			if (bytes > (u64)BLK_COPY_MAX_SECTORS << SECTOR_SHIFT) {
+				ti->error = "max_copy_bytes is larger than one copy can be";
+				return -EINVAL;
+			}
+			cc->max_copy_sectors = bytes >> SECTOR_SHIFT;
+		} else {
+			ti->error = "Unknown feature argument";
+			return -EINVAL;
+		}
 	}
 
 	if (as->argc) {
@@ -62,8 +238,7 @@ static int copy_ctr(struct dm_target *ti, unsigned int argc, char **argv)
 {
 	struct dm_arg_set as;
 	struct copy_c *cc;
-	unsigned long long start;
-	char dummy;
+	u64 start;
 	int r;
 
 	if (argc < 2) {
@@ -76,22 +251,17 @@ static int copy_ctr(struct dm_target *ti, unsigned int argc, char **argv)
 		ti->error = "Cannot allocate copy context";
 		return -ENOMEM;
 	}
+	cc->mode = COPY_MODE_AUTO;
+	atomic_set(&cc->inflight, 0);
+	init_waitqueue_head(&cc->drained);
 
 	r = -EINVAL;
-	/* %llu would take "-1" as the last sector of a huge device. */
-	if (!isdigit(argv[1][0]) ||
-	    sscanf(argv[1], "%llu%c", &start, &dummy) != 1 ||
-	    start != (sector_t)start) {
+	/* kstrtoull() alone would take "+1"; "-1" must not be the end. */
+	if (copy_parse_u64(argv[1], &start) || start != (sector_t)start) {
 		ti->error = "Invalid device sector";
 		goto bad;
 	}
 	cc->start = start;
-
-	as.argc = argc - 2;
-	as.argv = argv + 2;
-	r = copy_parse_features(&as, ti);
-	if (r)
-		goto bad;
 
 	r = dm_get_device(ti, argv[0], dm_table_get_mode(ti->table), &cc->dev);
 	if (r) {
@@ -99,13 +269,49 @@ static int copy_ctr(struct dm_target *ti, unsigned int argc, char **argv)
 		goto bad;
 	}
 
+	r = -EINVAL;
+	if (cc->start > bdev_nr_sectors(cc->dev->bdev) ||
+	    ti->len > bdev_nr_sectors(cc->dev->bdev) - cc->start) {
+		ti->error = "Offset and length reach past the end of the device";
+		goto bad_dev;
+	}
+
+	as.argc = argc - 2;
+	as.argv = argv + 2;
+	r = copy_parse_features(&as, ti, cc);
+	if (r)
+		goto bad_dev;
+
+	cc->kc = dm_kcopyd_client_create(&dm_kcopyd_throttle);
+	if (IS_ERR(cc->kc)) {
+		r = PTR_ERR(cc->kc);
+		ti->error = "Cannot create kcopyd client";
+		goto bad_dev;
+	}
+
+	cc->table = ti->table;
+	cc->begin = ti->begin;
+	cc->len = ti->len;
+	cc->id = atomic_long_inc_return(&copy_next_id);
+	r = xa_insert(&copy_targets, cc->id, cc, GFP_KERNEL);
+	if (r) {
+		ti->error = "Cannot register copy target";
+		goto bad_kc;
+	}
+
 	ti->num_flush_bios = 1;
 	ti->num_discard_bios = 1;
 	ti->num_secure_erase_bios = 1;
 	ti->num_write_zeroes_bios = 1;
+	ti->copy_offload_supported = true;
+	ti->per_io_data_size = sizeof(struct copy_io);
 	ti->private = cc;
 	return 0;
 
+bad_kc:
+	dm_kcopyd_client_destroy(cc->kc);
+bad_dev:
+	dm_put_device(ti, cc->dev);
 bad:
 	kfree(cc);
 	return r;
@@ -115,8 +321,12 @@ static void copy_dtr(struct dm_target *ti)
 {
 	struct copy_c *cc = ti->private;
 
+	xa_erase(&copy_targets, cc->id);
+	/* Waits for the jobs of copies that are still finishing. */
+	dm_kcopyd_client_destroy(cc->kc);
 	dm_put_device(ti, cc->dev);
-	kfree(cc);
+	/* Copy targets of other tables may still be looking at it. */
+	kfree_rcu(cc, rcu);
 }
 
 static sector_t copy_map_sector(struct dm_target *ti, sector_t bi_sector)
@@ -126,9 +336,222 @@ static sector_t copy_map_sector(struct dm_target *ti, sector_t bi_sector)
 	return cc->start + dm_target_offset(ti, bi_sector);
 }
 
+static struct gendisk *copy_disk(struct dm_target *ti)
+{
+	return dm_disk(dm_table_get_md(ti->table));
+}
+
+/* The source half: say where the data is, for the destination half. */
+static blk_status_t copy_stamp(struct dm_target *ti, struct bio *bio)
+{
+	struct copy_c *cc = ti->private;
+	struct blk_copy_token *token = bio_copy_token(bio);
+
+	blk_copy_token_stamp(token, &copy_target, copy_disk(ti)->diskseq,
+			     bio->bi_iter.bi_sector, bio_sectors(bio));
+	token->priv[0] = cc->id;
+	return BLK_STS_OK;
+}
+
+/*
+ * Find the copy target the token's source lies in: a target of this very
+ * table (so, of this device, under the table the token was stamped with,
+ * which dm also checks) whose range holds the whole source.
+ */
+static struct copy_c *copy_find_source(struct dm_target *ti,
+				       struct blk_copy_token *token,
+				       sector_t nr_sectors, sector_t *sector)
+{
+	struct copy_c *src;
+
+	if (!blk_copy_token_source(token, &copy_target,
+				   copy_disk(ti)->diskseq, nr_sectors,
+				   get_capacity(copy_disk(ti)), sector))
+		return NULL;
+
+	rcu_read_lock();
+	src = xa_load(&copy_targets, token->priv[0]);
+	if (src && (src->table != ti->table || *sector < src->begin ||
+		    nr_sectors > src->begin + src->len - *sector))
+		src = NULL;
+	rcu_read_unlock();
+	/* A target of our table lives as long as this bio is in flight. */
+	return src;
+}
+
+static void copy_end_io(struct copy_io *io, blk_status_t status)
+{
+	struct copy_c *cc = io->cc;
+	u64 bytes = (u64)io->nr_sectors << SECTOR_SHIFT;
+	struct bio *bio = io->bio;
+
+	if (status == BLK_STS_NOTSUPP) {
+		/* refused: the caller copies it, and it is not counted here */
+	} else if (status) {
+		atomic64_inc(&cc->errors);
+	} else if (io->offloaded == bytes) {
+		atomic64_inc(&cc->offloaded_copies);
+		atomic64_add(bytes, &cc->offloaded_bytes);
+	} else {
+		atomic64_inc(&cc->emulated_copies);
+		atomic64_add(io->offloaded, &cc->offloaded_bytes);
+		atomic64_add(bytes - io->offloaded, &cc->emulated_bytes);
+	}
+	/* Before the bio ends: then the target may go away. */
+	if (atomic_dec_and_test(&cc->inflight))
+		wake_up(&cc->drained);
+	bio->bi_status = status;
+	bio_endio(bio);
+}
+
+static void copy_fua_work(struct work_struct *work)
+{
+	struct copy_io *io = container_of(work, struct copy_io, work);
+	int r = blkdev_issue_flush(io->cc->dev->bdev);
+
+	copy_end_io(io, errno_to_blk_status(r));
+}
+
+/* The copy is on the device below; a FUA copy must also be durable there. */
+static void copy_done(struct copy_io *io)
+{
+	if (io->bio->bi_opf & REQ_FUA) {
+		INIT_WORK(&io->work, copy_fua_work);
+		queue_work(copy_wq, &io->work);
+		return;
+	}
+	copy_end_io(io, BLK_STS_OK);
+}
+
+static void copy_kcopyd_done(int read_err, unsigned long write_err,
+			     void *context)
+{
+	struct copy_io *io = context;
+
+	if (read_err || write_err)
+		copy_end_io(io, BLK_STS_IOERR);
+	else
+		copy_done(io);
+}
+
+static void copy_emulate(struct copy_io *io)
+{
+	struct dm_io_region from = {
+		.bdev = io->src_bdev,
+		.sector = io->src_sector,
+		.count = io->nr_sectors,
+	};
+	struct dm_io_region to = {
+		.bdev = io->cc->dev->bdev,
+		.sector = io->dst_sector,
+		.count = io->nr_sectors,
+	};
+
+	dm_kcopyd_copy(io->cc->kc, &from, 1, &to, 0, copy_kcopyd_done, io);
+}
+
+static void copy_offload_done(void *private, const struct blk_copy_result *res)
+{
+	struct copy_io *io = private;
+
+	io->offloaded = res->offloaded;
+	if (res->copied == (u64)io->nr_sectors << SECTOR_SHIFT)
+		copy_done(io);
+	else
+		copy_end_io(io, errno_to_blk_status(res->error ?: -EIO));
+}
+
+/*
+ * Offload to the disk below: blkdev_copy_offload() sends copies to it and
+ * reads and writes only what it refuses. Called in process context, may
+ * sleep; false when the copy could not be started.
+ */
+static bool copy_offload(struct copy_io *io)
+{
+	ssize_t r;
+
+	r = blkdev_copy_offload(io->src_bdev,
+				(loff_t)io->src_sector << SECTOR_SHIFT,
+				io->cc->dev->bdev,
+				(loff_t)io->dst_sector << SECTOR_SHIFT,
+				(size_t)io->nr_sectors << SECTOR_SHIFT,
+				copy_offload_done, io, GFP_NOIO);
+	return r == -EIOCBQUEUED;
+}
+
+/*
+ * End a copy bio in map with @status. DM_MAPIO_KILL would fail it with
+ * BLK_STS_IOERR, but a refused copy must end with BLK_STS_NOTSUPP, so that
+ * its caller falls back to reading and writing.
+ */
+static int copy_refuse(struct bio *bio, blk_status_t status)
+{
+	bio->bi_status = status;
+	bio_endio(bio);
+	return DM_MAPIO_SUBMITTED;
+}
+
+/* The destination half: copy from the token's source to this bio. */
+static int copy_serve(struct dm_target *ti, struct bio *bio)
+{
+	struct copy_c *cc = ti->private;
+	struct copy_io *io = dm_per_bio_data(bio, sizeof(*io));
+	enum copy_mode mode = READ_ONCE(cc->mode);
+	struct block_device *dst_bdev = cc->dev->bdev;
+	struct copy_c *src;
+	sector_t sector;
+	bool offload;
+
+	src = copy_find_source(ti, bio_copy_token(bio), bio_sectors(bio),
+			       &sector);
+	if (!src)
+		return copy_refuse(bio, BLK_STS_NOTSUPP);
+
+	io->cc = cc;
+	io->bio = bio;
+	io->src_bdev = src->dev->bdev;
+	io->src_sector = src->start + sector - src->begin;
+	io->dst_sector = copy_map_sector(ti, bio->bi_iter.bi_sector);
+	io->nr_sectors = bio_sectors(bio);
+	io->offloaded = 0;
+
+	if (io->src_bdev->bd_disk == dst_bdev->bd_disk) {
+		sector_t in = io->src_sector + io->src_bdev->bd_start_sect;
+		sector_t out = io->dst_sector + dst_bdev->bd_start_sect;
+
+		/* Overlapping ranges have no defined result, whoever copies. */
+		if (in < out + io->nr_sectors && out < in + io->nr_sectors)
+			return copy_refuse(bio, BLK_STS_INVAL);
+	}
+
+	offload = mode != COPY_MODE_EMULATE &&
+		  io->src_bdev->bd_disk == dst_bdev->bd_disk &&
+		  bdev_max_copy_sectors(dst_bdev);
+	atomic_inc(&cc->inflight);
+	if (offload && copy_offload(io))
+		return DM_MAPIO_SUBMITTED;
+	if (mode == COPY_MODE_OFFLOAD)
+		/* The caller copies it instead, by reading and writing. */
+		copy_end_io(io, BLK_STS_NOTSUPP);
+	else
+		copy_emulate(io);
+	return DM_MAPIO_SUBMITTED;
+}
+
 static int copy_map(struct dm_target *ti, struct bio *bio)
 {
 	struct copy_c *cc = ti->private;
+
+	switch (bio_op(bio)) {
+	case REQ_OP_COPY_SRC:
+		bio->bi_status = copy_stamp(ti, bio);
+		bio_endio(bio);
+		return DM_MAPIO_SUBMITTED;
+	case REQ_OP_COPY_DST:
+		return copy_serve(ti, bio);
+	default:
+		break;
+	}
 
 	bio_set_dev(bio, cc->dev->bdev);
 	bio->bi_iter.bi_sector = copy_map_sector(ti, bio->bi_iter.bi_sector);
@@ -136,28 +559,109 @@ static int copy_map(struct dm_target *ti, struct bio *bio)
 	return DM_MAPIO_REMAPPED;
 }
 
+static void copy_io_hints(struct dm_target *ti, struct queue_limits *limits)
+{
+	struct copy_c *cc = ti->private;
+
+	/*
+	 * The target copies by itself, whatever the device below can do:
+	 * raise the limit stacked from it.
+	 */
+	if (cc->max_copy_sectors)
+		limits->max_copy_hw_sectors = cc->max_copy_sectors;
+	else
+		limits->max_copy_hw_sectors =
+			max(limits->max_copy_hw_sectors,
+			    COPY_DEFAULT_MAX_BYTES >> SECTOR_SHIFT);
+}
+
+static void copy_postsuspend(struct dm_target *ti)
+{
+	struct copy_c *cc = ti->private;
+
+	/*
+	 * dm waited for the copies' bios; what they left in dm-kcopyd (its
+	 * jobs end just after their bio) must be gone before a reload.
+	 */
+	wait_event(cc->drained, !atomic_read(&cc->inflight));
+	dm_kcopyd_client_flush(cc->kc);
+}
+
 static void copy_status(struct dm_target *ti, status_type_t type,
 			unsigned int status_flags, char *result,
 			unsigned int maxlen)
 {
 	struct copy_c *cc = ti->private;
+	enum copy_mode mode = READ_ONCE(cc->mode);
+	unsigned int nr_features;
 	size_t sz = 0;
 
 	switch (type) {
 	case STATUSTYPE_INFO:
-		result[0] = '\0';
+		DMEMIT("%s %lld %lld %lld %lld %lld %d", copy_mode_names[mode],
+		       (long long)atomic64_read(&cc->offloaded_copies),
+		       (long long)atomic64_read(&cc->offloaded_bytes),
+		       (long long)atomic64_read(&cc->emulated_copies),
+		       (long long)atomic64_read(&cc->emulated_bytes),
+		       (long long)atomic64_read(&cc->errors),
+		       atomic_read(&cc->inflight));
 		break;
 
 	case STATUSTYPE_TABLE:
 		DMEMIT("%s %llu", cc->dev->name, (unsigned long long)cc->start);
+		nr_features = (mode != COPY_MODE_AUTO ? 2 : 0) +
+			(cc->max_copy_sectors ? 2 : 0);
+		if (nr_features)
+			DMEMIT(" %u", nr_features);
+		if (mode != COPY_MODE_AUTO)
+			DMEMIT(" mode %s", copy_mode_names[mode]);
+		if (cc->max_copy_sectors)
+			DMEMIT(" max_copy_bytes %llu",
+			       (unsigned long long)cc->max_copy_sectors <<
+			       SECTOR_SHIFT);
 		break;
 
 	case STATUSTYPE_IMA:
 		DMEMIT_TARGET_NAME_VERSION(ti->type);
-		DMEMIT(",device_name=%s,start=%llu;", cc->dev->name,
-		       (unsigned long long)cc->start);
+		DMEMIT(",device_name=%s,start=%llu,mode=%s,max_copy_bytes=%llu;",
+		       cc->dev->name, (unsigned long long)cc->start,
+		       copy_mode_names[mode],
+		       (unsigned long long)cc->max_copy_sectors << SECTOR_SHIFT);
 		break;
 	}
+}
+
+static int copy_message(struct dm_target *ti, unsigned int argc, char **argv,
+			char *result, unsigned int maxlen)
+{
+	struct copy_c *cc = ti->private;
+	enum copy_mode mode;
+
+	if (argc == 2 && !strcasecmp(argv[0], "mode")) {
+		if (copy_parse_mode(argv[1], &mode)) {
+			DMERR("%s: invalid mode '%s': need auto, offload or emulate",
+			      dm_device_name(dm_table_get_md(ti->table)),
+			      argv[1]);
+			return -EINVAL;
+		}
+		WRITE_ONCE(cc->mode, mode);
+		return 0;
+	}
+
+	if (argc == 2 && !strcasecmp(argv[0], "stats") &&
+	    !strcasecmp(argv[1], "reset")) {
+		atomic64_set(&cc->offloaded_copies, 0);
+		atomic64_set(&cc->offloaded_bytes, 0);
+		atomic64_set(&cc->emulated_copies, 0);
+		atomic64_set(&cc->emulated_bytes, 0);
+		atomic64_set(&cc->errors, 0);
+		return 0;
+	}
+
+	DMERR("%s: unsupported message '%s%s%s': need 'mode <mode>' or 'stats reset'",
+	      dm_device_name(dm_table_get_md(ti->table)),
+	      argc ? argv[0] : "", argc > 1 ? " " : "", argc > 1 ? argv[1] : "");
+	return -EINVAL;
 }
 
 static int copy_prepare_ioctl(struct dm_target *ti, struct block_device **bdev)
@@ -183,25 +687,37 @@ static int copy_iterate_devices(struct dm_target *ti,
 
 static struct target_type copy_target = {
 	.name = "copy",
-	.version = {0, 1, 0},
+	.version = {1, 0, 0},
 	.features = DM_TARGET_NOWAIT,
 	.module = THIS_MODULE,
 	.ctr = copy_ctr,
 	.dtr = copy_dtr,
 	.map = copy_map,
+	.postsuspend = copy_postsuspend,
 	.status = copy_status,
+	.message = copy_message,
 	.prepare_ioctl = copy_prepare_ioctl,
 	.iterate_devices = copy_iterate_devices,
+	.io_hints = copy_io_hints,
 };
 
 static int __init dm_copy_init(void)
 {
-	return dm_register_target(&copy_target);
+	int r;
+
+	copy_wq = alloc_workqueue("dm-copy", WQ_MEM_RECLAIM, 0);
+	if (!copy_wq)
+		return -ENOMEM;
+	r = dm_register_target(&copy_target);
+	if (r)
+		destroy_workqueue(copy_wq);
+	return r;
 }
 
 static void __exit dm_copy_exit(void)
 {
 	dm_unregister_target(&copy_target);
+	destroy_workqueue(copy_wq);
 }
 
 module_init(dm_copy_init);

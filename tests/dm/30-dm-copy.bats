@@ -1,0 +1,336 @@
+#!/usr/bin/env bats
+# SPDX-License-Identifier: GPL-2.0
+#
+# The copy target (dm-copy.ko): serves copies itself, offloading them to
+# the device below when it can and copying with dm-kcopyd when it cannot,
+# in each mode, within and across targets and devices; status counters,
+# table lines that recreate the device, messages, suspend and reload in
+# the middle of copies, stacking, module references, and every bad table
+# and message refused with its own error and nothing left behind.
+
+load ../lib/common
+load ../lib/dm
+load ../lib/nvme
+
+MiB=1048576
+SECTORS_PER_MIB=2048
+
+setup() {
+	guest_setup
+	[ -x "$COPY_RANGE" ] || fail "$COPY_RANGE not built (make -C tests/helpers)"
+	dm_copy_load
+}
+
+teardown() {
+	dm_cleanup
+	nullb_unload || true
+	guest_teardown
+}
+
+# copy_dev NAME DEV OFFSET_MIB SIZE_MIB [FEATURE...]: a one-target copy
+# device; FEATUREs are passed with their count.
+copy_dev() {
+	local name=$1 dev=$2 off=$3 size=$4
+	shift 4
+	local features=""
+	[ $# -eq 0 ] || features=" $# $*"
+	dmsetup create "$name" --table \
+		"0 $(( size * SECTORS_PER_MIB )) copy $dev $(( off * SECTORS_PER_MIB ))$features"
+}
+
+# copy_counters NAME: "offloaded_copies offloaded_bytes emulated_copies
+# emulated_bytes errors inflight" from the status line.
+copy_counters() {
+	local -a v
+	read -r -a v <<<"$(dmsetup status "$1")"
+	echo "${v[*]:4:6}"
+}
+
+@test "over null_blk, mode auto: copies are offloaded to it, counted as offloaded" {
+	nullb_load copy_max_bytes=$MiB
+	copy_dev dmt-c /dev/nullb0 16 512
+	# Its own limit, larger than null_blk's.
+	[ "$(dm_queue dmt-c copy_max_hw_bytes)" = $(( 8 * MiB )) ]
+	local d=$BATS_TEST_TMPDIR len=$(( 6 * MiB + 4096 ))
+	random_file "$d/src" $len
+	dev_write /dev/mapper/dmt-c $(( 2 * MiB )) "$d/src"
+	rw_mark /dev/nullb0
+	run "$COPY_RANGE" -d /dev/mapper/dmt-c $(( 2 * MiB )) /dev/mapper/dmt-c $(( 100 * MiB )) $len
+	[ "$output" = "copied=$len" ]
+	[ "$(rw_since)" = "0 0" ]
+	dev_expect /dev/nullb0 $(( 116 * MiB )) "$d/src"
+	# One copy request (6 MiB + 4 KiB < 8 MiB), offloaded.
+	[ "$(copy_counters dmt-c)" = "1 $len 0 0 0 0" ]
+	[ "$(dm_status_field dmt-c 1)" = auto ]
+	copy_and_verify /dev/mapper/dmt-c $(( 20 * MiB )) /dev/mapper/dmt-c $(( 200 * MiB )) $(( 20 * MiB + 512 ))
+	[ "$(dm_status_field dmt-c 6)" = 0 ]
+}
+
+@test "over null_blk, mode emulate: copies go through dm-kcopyd, counted as emulated" {
+	nullb_load copy_max_bytes=$MiB
+	copy_dev dmt-c /dev/nullb0 16 512 mode emulate
+	local len=$(( 3 * MiB ))
+	rw_mark /dev/nullb0
+	copy_and_verify /dev/mapper/dmt-c $(( 2 * MiB )) /dev/mapper/dmt-c $(( 100 * MiB )) $len
+	[ "$(copy_counters dmt-c)" = "0 0 1 $len 0 0" ]
+	# dm-kcopyd read and wrote it (and copy_and_verify its patterns).
+	local -a rw
+	read -r -a rw <<<"$(rw_since)"
+	[ "${rw[0]}" -ge $(( len / 512 )) ]
+	[ "${rw[1]}" -ge $(( len / 512 )) ]
+}
+
+@test "over null_blk, mode offload: offloaded" {
+	nullb_load copy_max_bytes=$MiB
+	copy_dev dmt-c /dev/nullb0 16 512 mode offload
+	copy_and_verify /dev/mapper/dmt-c $(( 2 * MiB )) /dev/mapper/dmt-c $(( 100 * MiB )) $(( 2 * MiB ))
+	[ "$(copy_counters dmt-c)" = "1 $(( 2 * MiB )) 0 0 0 0" ]
+}
+
+@test "over virtio-blk (no copy): auto copies with dm-kcopyd, offload refuses and the caller emulates" {
+	copy_dev dmt-c /dev/vda 16 128
+	# dm-copy offers copies whatever is below.
+	[ "$(dm_queue dmt-c copy_max_hw_bytes)" = $(( 8 * MiB )) ]
+	copy_mark /dev/mapper/dmt-c
+	copy_and_verify /dev/mapper/dmt-c $(( 1 * MiB )) /dev/mapper/dmt-c $(( 40 * MiB )) $(( 5 * MiB ))
+	[ "$(copy_counters dmt-c)" = "0 0 1 $(( 5 * MiB )) 0 0" ]
+	# The block layer saw the device copy it (dm-copy did).
+	[ "$(copy_stat_since offloaded_bytes)" = $(( 5 * MiB )) ]
+
+	dmsetup message dmt-c 0 mode offload
+	copy_mark /dev/mapper/dmt-c
+	copy_and_verify /dev/mapper/dmt-c $(( 1 * MiB )) /dev/mapper/dmt-c $(( 60 * MiB )) $(( 2 * MiB ))
+	# Refused by the target, not counted by it; emulated by the caller.
+	[ "$(copy_counters dmt-c)" = "0 0 1 $(( 5 * MiB )) 0 0" ]
+	[ "$(copy_stat_since emulated_bytes)" = $(( 2 * MiB )) ]
+}
+
+@test "over QEMU NVMe, mode auto: offloaded with the Copy command" {
+	local ns
+	ns=$(qemu_ns 1)
+	[ "$(cat /sys/block/$ns/queue/copy_max_hw_bytes)" -gt 0 ] ||
+		skip "QEMU's NVMe namespace 1 does not copy"
+	copy_dev dmt-c /dev/$ns 64 256
+	local d=$BATS_TEST_TMPDIR len=$(( 4 * MiB ))
+	random_file "$d/src" $len
+	dev_write /dev/mapper/dmt-c 0 "$d/src"
+	rw_mark /dev/$ns
+	run "$COPY_RANGE" -d /dev/mapper/dmt-c 0 /dev/mapper/dmt-c $(( 128 * MiB )) $len
+	[ "$output" = "copied=$len" ]
+	[ "$(rw_since)" = "0 0" ]
+	dev_expect /dev/mapper/dmt-c $(( 128 * MiB )) "$d/src"
+	[ "$(copy_counters dmt-c)" = "1 $len 0 0 0 0" ]
+	copy_and_verify /dev/mapper/dmt-c $(( 8 * MiB )) /dev/mapper/dmt-c $(( 64 * MiB )) $(( 3 * MiB + 4096 ))
+}
+
+@test "two copy targets on one disk: a copy between them is offloaded" {
+	nullb_load copy_max_bytes=$MiB
+	dm_create dmt-c "0 $(( 64 * SECTORS_PER_MIB )) copy /dev/nullb0 0" \
+		"$(( 64 * SECTORS_PER_MIB )) $(( 64 * SECTORS_PER_MIB )) copy /dev/nullb0 $(( 300 * SECTORS_PER_MIB ))"
+	local d=$BATS_TEST_TMPDIR len=$(( 4 * MiB ))
+	random_file "$d/src" $len
+	dev_write /dev/mapper/dmt-c $(( 8 * MiB )) "$d/src"
+	rw_mark /dev/nullb0
+	run "$COPY_RANGE" -d /dev/mapper/dmt-c $(( 8 * MiB )) /dev/mapper/dmt-c $(( 90 * MiB )) $len
+	[ "$output" = "copied=$len" ]
+	[ "$(rw_since)" = "0 0" ]
+	dev_expect /dev/nullb0 $(( 326 * MiB )) "$d/src"
+	# Counted by the destination's target, the second line.
+	[ "$(dmsetup status dmt-c | sed -n 2p | cut -d' ' -f5-10)" = "1 $len 0 0 0 0" ]
+	# And a copy across the boundary of the two: dm refuses it, the block
+	# layer emulates it, whole.
+	copy_and_verify /dev/mapper/dmt-c $(( 62 * MiB )) /dev/mapper/dmt-c $(( 20 * MiB )) $(( 4 * MiB ))
+}
+
+@test "two copy targets on two devices: a copy between them goes through dm-kcopyd" {
+	nullb_load copy_max_bytes=$MiB
+	dm_create dmt-c "0 $(( 64 * SECTORS_PER_MIB )) copy /dev/nullb0 0" \
+		"$(( 64 * SECTORS_PER_MIB )) $(( 64 * SECTORS_PER_MIB )) copy /dev/vda $(( 16 * SECTORS_PER_MIB ))"
+	copy_and_verify /dev/mapper/dmt-c $(( 8 * MiB )) /dev/mapper/dmt-c $(( 90 * MiB )) $(( 5 * MiB ))
+	[ "$(dmsetup status dmt-c | sed -n 2p | cut -d' ' -f5-10)" = "0 0 1 $(( 5 * MiB )) 0 0" ]
+	copy_and_verify /dev/mapper/dmt-c $(( 70 * MiB )) /dev/mapper/dmt-c $(( 2 * MiB )) $(( 3 * MiB + 512 ))
+	[ "$(dmsetup status dmt-c | sed -n 1p | cut -d' ' -f5-10)" = "0 0 1 $(( 3 * MiB + 512 )) 0 0" ]
+}
+
+@test "the status counters add up over many copies; stats reset zeroes them" {
+	nullb_load copy_max_bytes=$MiB
+	copy_dev dmt-c /dev/nullb0 16 512 max_copy_bytes $MiB
+	local i
+	for i in 1 2 3; do
+		copy_and_verify /dev/mapper/dmt-c $(( i * MiB )) /dev/mapper/dmt-c $(( (100 + i * 4) * MiB )) $(( 2 * MiB ))
+	done
+	# 3 copies of 2 MiB in 1 MiB requests: 6 offloaded.
+	[ "$(copy_counters dmt-c)" = "6 $(( 6 * MiB )) 0 0 0 0" ]
+	dmsetup message dmt-c 0 mode emulate
+	copy_and_verify /dev/mapper/dmt-c $(( 1 * MiB )) /dev/mapper/dmt-c $(( 200 * MiB )) $(( 2 * MiB ))
+	[ "$(copy_counters dmt-c)" = "6 $(( 6 * MiB )) 2 $(( 2 * MiB )) 0 0" ]
+	dmsetup message dmt-c 0 stats reset
+	[ "$(copy_counters dmt-c)" = "0 0 0 0 0 0" ]
+	[ "$(dm_status_field dmt-c 1)" = emulate ]
+}
+
+@test "dmsetup table prints a line that recreates an identical device" {
+	nullb_load copy_max_bytes=$MiB
+	local line
+	for features in "" "2 mode offload" "2 max_copy_bytes 65536" \
+		"4 mode emulate max_copy_bytes 1048576" "4 max_copy_bytes 4096 mode auto"; do
+		dmsetup create dmt-c --table "0 4096 copy /dev/nullb0 2048 $features"
+		line=$(dmsetup table dmt-c)
+		dmsetup create dmt-d --table "$line"
+		[ "$(dmsetup table dmt-d)" = "$line" ]
+		[ "$(dm_queue dmt-d copy_max_hw_bytes)" = "$(dm_queue dmt-c copy_max_hw_bytes)" ]
+		dmsetup remove dmt-c
+		dmsetup remove dmt-d
+	done
+	dmsetup create dmt-c --table "0 4096 copy /dev/nullb0 2048 4 max_copy_bytes 65536 mode auto"
+	# The default mode is not printed; the count is recomputed.
+	[ "$(dmsetup table dmt-c)" = "0 4096 copy $(devno /dev/nullb0) 2048 2 max_copy_bytes 65536" ]
+	[ "$(dm_queue dmt-c copy_max_hw_bytes)" = 65536 ]
+	# A mode set by message is what the table says now.
+	dmsetup message dmt-c 0 mode offload
+	[ "$(dmsetup table dmt-c)" = "0 4096 copy $(devno /dev/nullb0) 2048 4 mode offload max_copy_bytes 65536" ]
+}
+
+@test "messages: bad ones are refused with a log line and change nothing" {
+	nullb_load copy_max_bytes=$MiB
+	copy_dev dmt-c /dev/nullb0 16 64 mode emulate
+	local table
+	table=$(dmsetup table dmt-c)
+	for msg in "mode" "mode fast" "mode auto extra" "stats" "stats clear" "reset" "frobnicate 1 2"; do
+		dmesg_mark
+		# shellcheck disable=SC2086
+		run dmsetup message dmt-c 0 $msg
+		echo "$msg: $output"
+		[ "$status" -ne 0 ]
+		dmesg | tail -n +$(( DMESG_START + 1 )) | grep -q "device-mapper: copy: .*\(invalid mode\|unsupported message\)"
+	done
+	[ "$(dmsetup table dmt-c)" = "$table" ]
+	[ "$(dm_status_field dmt-c 1)" = emulate ]
+}
+
+@test "every bad table is refused with its own error and leaves no device" {
+	nullb_load copy_max_bytes=$MiB
+	local dev=/dev/nullb0 cap
+	cap=$(blockdev --getsz $dev)
+	while IFS='|' read -r args error; do
+		dmesg_mark
+		run dmsetup create dmt-bad --table "0 2048 copy $args"
+		echo "copy $args: $output"
+		[ "$status" -ne 0 ]
+		run dmsetup info dmt-bad
+		[ "$status" -ne 0 ] || fail "copy $args: a device was left behind"
+		dmesg | tail -n +$(( DMESG_START + 1 )) | grep -F "copy: $error" ||
+			fail "copy $args: no '$error' in the kernel log"
+	done <<-EOF
+	|Invalid argument count: need <dev> <offset>
+	$dev|Invalid argument count: need <dev> <offset>
+	$dev x|Invalid device sector
+	$dev -1|Invalid device sector
+	$dev +1|Invalid device sector
+	$dev 18446744073709551616|Invalid device sector
+	$dev 1.5|Invalid device sector
+	/dev/nonexistent 0|Device lookup failed
+	$dev $(( cap - 1024 ))|Offset and length reach past the end of the device
+	$dev $(( cap + 4096 ))|Offset and length reach past the end of the device
+	$dev 0 x|Invalid number of feature args
+	$dev 0 5 mode auto mode auto x|Invalid number of feature args
+	$dev 0 3 mode auto|Invalid number of feature args
+	$dev 0 1 mode|Feature mode needs an argument
+	$dev 0 2 mode fast|Invalid mode: need auto, offload or emulate
+	$dev 0 4 mode auto mode auto|Duplicate feature mode
+	$dev 0 4 mode auto mode emulate|Conflicting mode features
+	$dev 0 2 speed 1|Unknown feature argument
+	$dev 0 1 max_copy_bytes|Feature max_copy_bytes needs an argument
+	$dev 0 2 max_copy_bytes x|Invalid max_copy_bytes
+	$dev 0 2 max_copy_bytes -512|Invalid max_copy_bytes
+	$dev 0 2 max_copy_bytes 99999999999999999999|Invalid max_copy_bytes
+	$dev 0 2 max_copy_bytes 0|max_copy_bytes must not be 0
+	$dev 0 2 max_copy_bytes 1000|max_copy_bytes is not whole logical blocks
+	$dev 0 2 max_copy_bytes 8589934592|max_copy_bytes is larger than one copy can be
+	$dev 0 4 max_copy_bytes 4096 max_copy_bytes 4096|Duplicate feature max_copy_bytes
+	$dev 0 2 mode auto extra|Too many arguments
+	EOF
+}
+
+@test "4 KiB logical blocks below: max_copy_bytes must be whole blocks" {
+	nullb_load copy_max_bytes=$MiB bs=4096
+	run dmsetup create dmt-bad --table "0 2048 copy /dev/nullb0 0 2 max_copy_bytes 6144"
+	[ "$status" -ne 0 ]
+	dmsetup create dmt-c --table "0 65536 copy /dev/nullb0 0 2 max_copy_bytes 65536"
+	copy_and_verify /dev/mapper/dmt-c $(( 1 * MiB )) /dev/mapper/dmt-c $(( 10 * MiB )) $(( 2 * MiB + 4096 ))
+}
+
+# copy_stream DEV N LEN: N copies of LEN bytes inside DEV, one after the
+# other; each result in $D/stream.N.
+copy_stream() {
+	local dev=$1 n=$2 len=$3 i
+	for i in $(seq 1 "$n"); do
+		"$COPY_RANGE" -d "$dev" $(( i * 4 * MiB )) "$dev" $(( (100 + i * 4) * MiB )) "$len" \
+			>"$D/stream.$i" 2>&1
+	done
+}
+
+@test "suspend/resume and reload in the middle of a stream of copies, offloaded and emulated: nothing lost or corrupted" {
+	nullb_load copy_max_bytes=$(( 64 * 1024 ))
+	D=$BATS_TEST_TMPDIR
+	local n=12 len=$(( 3 * MiB )) i mode table
+	for mode in auto emulate; do
+		table="0 $(( 256 * SECTORS_PER_MIB )) copy /dev/nullb0 $(( 8 * SECTORS_PER_MIB )) 4 mode $mode max_copy_bytes 262144"
+		dmsetup create dmt-c --table "$table"
+		for i in $(seq 1 $n); do
+			random_file "$D/src.$i" $len
+			dev_write /dev/mapper/dmt-c $(( i * 4 * MiB )) "$D/src.$i"
+		done
+		copy_stream /dev/mapper/dmt-c $n $len &
+		local pid=$!
+		for i in $(seq 1 8); do
+			dmsetup suspend dmt-c
+			dmsetup resume dmt-c
+			dmsetup reload dmt-c --table "$table"
+			dmsetup suspend --noflush dmt-c
+			dmsetup resume dmt-c
+		done
+		wait $pid
+		for i in $(seq 1 $n); do
+			[ "$(cat "$D/stream.$i")" = "copied=$len" ] || fail "$mode copy $i: $(cat "$D/stream.$i")"
+			dev_expect /dev/mapper/dmt-c $(( (100 + i * 4) * MiB )) "$D/src.$i"
+		done
+		# Nothing in flight once all came back.
+		[ "$(dm_status_field dmt-c 7)" = 0 ]
+		dmsetup remove dmt-c
+	done
+}
+
+@test "stacked: dm-copy over dm-linear over null_blk still offloads" {
+	nullb_load copy_max_bytes=$MiB
+	dmsetup create dmt-low --table "0 $(( 512 * SECTORS_PER_MIB )) linear /dev/nullb0 $(( 32 * SECTORS_PER_MIB ))"
+	copy_dev dmt-c /dev/mapper/dmt-low 16 256
+	local d=$BATS_TEST_TMPDIR len=$(( 5 * MiB ))
+	random_file "$d/src" $len
+	dev_write /dev/mapper/dmt-c 0 "$d/src"
+	rw_mark /dev/nullb0
+	run "$COPY_RANGE" -d /dev/mapper/dmt-c 0 /dev/mapper/dmt-c $(( 100 * MiB )) $len
+	[ "$output" = "copied=$len" ]
+	[ "$(rw_since)" = "0 0" ]
+	dev_expect /dev/nullb0 $(( (32 + 16 + 100) * MiB )) "$d/src"
+	[ "$(copy_counters dmt-c)" = "1 $len 0 0 0 0" ]
+}
+
+@test "stacked: dm-linear over dm-copy over virtio-blk copies through dm-copy" {
+	copy_dev dmt-c /dev/vda 16 128
+	dmsetup create dmt-top --table "0 $(( 64 * SECTORS_PER_MIB )) linear /dev/mapper/dmt-c $(( 32 * SECTORS_PER_MIB ))"
+	[ "$(dm_queue dmt-top copy_max_hw_bytes)" = $(( 8 * MiB )) ]
+	copy_and_verify /dev/mapper/dmt-top $(( 1 * MiB )) /dev/mapper/dmt-top $(( 30 * MiB )) $(( 4 * MiB ))
+	[ "$(copy_counters dmt-c)" = "0 0 1 $(( 4 * MiB )) 0 0" ]
+}
+
+@test "rmmod dm_copy is refused while a device uses it, and clean afterwards" {
+	nullb_load copy_max_bytes=$MiB
+	copy_dev dmt-c /dev/nullb0 0 16
+	run rmmod dm_copy
+	[ "$status" -ne 0 ]
+	lsmod | grep -q '^dm_copy '
+	dmsetup remove dmt-c
+	rmmod dm_copy
+	! lsmod | grep -q '^dm_copy '
+}

@@ -218,7 +218,7 @@ static int copy_parse_features(struct dm_arg_set *as, struct dm_target *ti,
 			}
 			cc->max_copy_sectors = bytes >> SECTOR_SHIFT;
 		} else {
-			ti->error = "Unknown feature argument";
+			ti->error = "Unrecognised copy feature requested";
 			return -EINVAL;
 		}
 	}
@@ -259,34 +259,34 @@ static int copy_ctr(struct dm_target *ti, unsigned int argc, char **argv)
 	/* kstrtoull() alone would take "+1"; "-1" must not be the end. */
 	if (copy_parse_u64(argv[1], &start) || start != (sector_t)start) {
 		ti->error = "Invalid device sector";
-		goto bad;
+		goto out_free;
 	}
 	cc->start = start;
 
 	r = dm_get_device(ti, argv[0], dm_table_get_mode(ti->table), &cc->dev);
 	if (r) {
 		ti->error = "Device lookup failed";
-		goto bad;
+		goto out_free;
 	}
 
 	r = -EINVAL;
 	if (cc->start > bdev_nr_sectors(cc->dev->bdev) ||
 	    ti->len > bdev_nr_sectors(cc->dev->bdev) - cc->start) {
 		ti->error = "Offset and length reach past the end of the device";
-		goto bad_dev;
+		goto out_put_dev;
 	}
 
 	as.argc = argc - 2;
 	as.argv = argv + 2;
 	r = copy_parse_features(&as, ti, cc);
 	if (r)
-		goto bad_dev;
+		goto out_put_dev;
 
 	cc->kc = dm_kcopyd_client_create(&dm_kcopyd_throttle);
 	if (IS_ERR(cc->kc)) {
 		r = PTR_ERR(cc->kc);
 		ti->error = "Cannot create kcopyd client";
-		goto bad_dev;
+		goto out_put_dev;
 	}
 
 	cc->table = ti->table;
@@ -296,7 +296,7 @@ static int copy_ctr(struct dm_target *ti, unsigned int argc, char **argv)
 	r = xa_insert(&copy_targets, cc->id, cc, GFP_KERNEL);
 	if (r) {
 		ti->error = "Cannot register copy target";
-		goto bad_kc;
+		goto out_destroy_kc;
 	}
 
 	ti->num_flush_bios = 1;
@@ -308,11 +308,11 @@ static int copy_ctr(struct dm_target *ti, unsigned int argc, char **argv)
 	ti->private = cc;
 	return 0;
 
-bad_kc:
+out_destroy_kc:
 	dm_kcopyd_client_destroy(cc->kc);
-bad_dev:
+out_put_dev:
 	dm_put_device(ti, cc->dev);
-bad:
+out_free:
 	kfree(cc);
 	return r;
 }
@@ -428,10 +428,16 @@ static void copy_kcopyd_done(int read_err, unsigned long write_err,
 {
 	struct copy_io *io = context;
 
-	if (read_err || write_err)
+	if (read_err || write_err) {
+		DMERR_LIMIT("%pg: emulated copy of %llu sectors to %llu failed (%s error)",
+			    io->cc->dev->bdev,
+			    (unsigned long long)io->nr_sectors,
+			    (unsigned long long)io->dst_sector,
+			    read_err ? "read" : "write");
 		copy_end_io(io, BLK_STS_IOERR);
-	else
+	} else {
 		copy_done(io);
+	}
 }
 
 static void copy_emulate(struct copy_io *io)
@@ -455,10 +461,14 @@ static void copy_offload_done(void *private, const struct blk_copy_result *res)
 	struct copy_io *io = private;
 
 	io->offloaded = res->offloaded;
-	if (res->copied == (u64)io->nr_sectors << SECTOR_SHIFT)
+	if (res->copied == (u64)io->nr_sectors << SECTOR_SHIFT) {
 		copy_done(io);
-	else
-		copy_end_io(io, errno_to_blk_status(res->error ?: -EIO));
+		return;
+	}
+	DMERR_LIMIT("%pg: copy of %llu sectors to %llu failed after %llu bytes: %d",
+		    io->cc->dev->bdev, (unsigned long long)io->nr_sectors,
+		    (unsigned long long)io->dst_sector, res->copied, res->error);
+	copy_end_io(io, errno_to_blk_status(res->error ?: -EIO));
 }
 
 /*

@@ -38,10 +38,21 @@ linear() {
 	[ "$(dm_queue dmt-a copy_max_bytes)" = $MiB ]
 }
 
-@test "dm-linear over virtio-blk advertises no copy" {
+@test "dm-linear over virtio-blk advertises no copy; copies are emulated, data read and written below" {
 	linear dmt-a /dev/vda 16 64
 	[ "$(dm_queue dmt-a copy_max_hw_bytes)" = 0 ]
 	[ "$(dm_queue dmt-a copy_max_bytes)" = 0 ]
+	local d=$BATS_TEST_TMPDIR len=$(( 2 * MiB ))
+	random_file "$d/src" $len
+	dev_write /dev/mapper/dmt-a $(( 1 * MiB )) "$d/src"
+	copy_mark /dev/mapper/dmt-a
+	rw_mark /dev/vda
+	run "$COPY_RANGE" -d /dev/mapper/dmt-a $(( 1 * MiB )) /dev/mapper/dmt-a $(( 20 * MiB )) $len
+	[ "$output" = "copied=$len" ]
+	[ "$(rw_since)" = "$(( len / 512 )) $(( len / 512 ))" ]
+	[ "$(copy_stat_since emulated_bytes)" = $len ]
+	dev_expect /dev/mapper/dmt-a $(( 20 * MiB )) "$d/src"
+	copy_and_verify /dev/mapper/dmt-a $(( 4 * MiB )) /dev/mapper/dmt-a $(( 40 * MiB )) $(( MiB + 512 ))
 }
 
 @test "a table with a target that does not take copies advertises no copy" {

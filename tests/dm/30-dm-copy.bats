@@ -105,22 +105,33 @@ copy_counters() {
 	[ "$(copy_stat_since emulated_bytes)" = $(( 2 * MiB )) ]
 }
 
-@test "over QEMU NVMe, mode auto: offloaded with the Copy command" {
-	local ns
+@test "over QEMU NVMe: offloaded with the Copy command in modes auto and offload, dm-kcopyd in emulate" {
+	local ns mode
 	ns=$(qemu_ns 1)
 	[ "$(cat /sys/block/$ns/queue/copy_max_hw_bytes)" -gt 0 ] ||
 		skip "QEMU's NVMe namespace 1 does not copy"
-	copy_dev dmt-c /dev/$ns 64 256
 	local d=$BATS_TEST_TMPDIR len=$(( 4 * MiB ))
-	random_file "$d/src" $len
-	dev_write /dev/mapper/dmt-c 0 "$d/src"
-	rw_mark /dev/$ns
-	run "$COPY_RANGE" -d /dev/mapper/dmt-c 0 /dev/mapper/dmt-c $(( 128 * MiB )) $len
-	[ "$output" = "copied=$len" ]
-	[ "$(rw_since)" = "0 0" ]
-	dev_expect /dev/mapper/dmt-c $(( 128 * MiB )) "$d/src"
-	[ "$(copy_counters dmt-c)" = "1 $len 0 0 0 0" ]
-	copy_and_verify /dev/mapper/dmt-c $(( 8 * MiB )) /dev/mapper/dmt-c $(( 64 * MiB )) $(( 3 * MiB + 4096 ))
+	local -a rw
+	for mode in auto offload emulate; do
+		copy_dev dmt-c /dev/$ns 64 256 mode $mode
+		random_file "$d/src" $len
+		dev_write /dev/mapper/dmt-c 0 "$d/src"
+		rw_mark /dev/$ns
+		run "$COPY_RANGE" -d /dev/mapper/dmt-c 0 /dev/mapper/dmt-c $(( 128 * MiB )) $len
+		[ "$output" = "copied=$len" ]
+		dev_expect /dev/mapper/dmt-c $(( 128 * MiB )) "$d/src"
+		if [ $mode = emulate ]; then
+			read -r -a rw <<<"$(rw_since)"
+			[ "${rw[0]}" -ge $(( len / 512 )) ]
+			[ "${rw[1]}" -ge $(( len / 512 )) ]
+			[ "$(copy_counters dmt-c)" = "0 0 1 $len 0 0" ]
+		else
+			[ "$(rw_since)" = "0 0" ]
+			[ "$(copy_counters dmt-c)" = "1 $len 0 0 0 0" ]
+		fi
+		copy_and_verify /dev/mapper/dmt-c $(( 8 * MiB )) /dev/mapper/dmt-c $(( 64 * MiB )) $(( 3 * MiB + 4096 ))
+		dmsetup remove dmt-c
+	done
 }
 
 @test "two copy targets on one disk: a copy between them is offloaded" {
@@ -239,7 +250,7 @@ copy_counters() {
 	$dev 0 2 mode fast|Invalid mode: need auto, offload or emulate
 	$dev 0 4 mode auto mode auto|Duplicate feature mode
 	$dev 0 4 mode auto mode emulate|Conflicting mode features
-	$dev 0 2 speed 1|Unknown feature argument
+	$dev 0 2 speed 1|Unrecognised copy feature requested
 	$dev 0 1 max_copy_bytes|Feature max_copy_bytes needs an argument
 	$dev 0 2 max_copy_bytes x|Invalid max_copy_bytes
 	$dev 0 2 max_copy_bytes -512|Invalid max_copy_bytes

@@ -4,6 +4,8 @@
 # "copy" target and the userspace that drives them.
 #
 #   make check      install what is missing, build everything, run all tests
+#   make userspace  libdmcopy (lib/) and the dmcopy command (tools/)
+#   make install    libdmcopy, its header and .pc, dmcopy [PREFIX=/usr/local DESTDIR=]
 #   make demo       provision clones of a golden image (not there yet)
 #
 # See README.md and docs/workflow.md.
@@ -17,17 +19,19 @@ DEB_PACKAGES := \
 	xz-utils zstd rsync git ccache debian-archive-keyring \
 	qemu-system-x86 qemu-utils busybox-static \
 	pkg-config libdevmapper-dev libblkid-dev libsmartcols-dev \
+	libcmocka-dev jq valgrind \
 	bats nvme-cli xfsprogs lvm2 dmsetup fio e2fsprogs util-linux fdisk iproute2 \
 	mdadm
 
 SUDO := $(if $(filter 0,$(shell id -u)),,sudo)
 KERNEL_ENV := build/kernel.env
+PREFIX ?= /usr/local
 
 .PHONY: all deps kernel kernel-tree kernel-export kernel-check-series \
-	modules helpers check \
+	modules helpers userspace install check \
 	check-host check-vm vm-shell bench demo clean distclean
 
-all: kernel modules helpers
+all: kernel modules helpers userspace
 
 # Install the Debian packages that are missing (nothing when all are there).
 deps:
@@ -67,13 +71,23 @@ modules: kernel
 helpers:
 	$(MAKE) -C tests/helpers
 
-check: deps kernel modules helpers
+# libdmcopy and dmcopy; tools/dmcopy finds lib/libdmcopy.so.0 through its
+# rpath $ORIGIN/../lib, in the tree and once installed.
+userspace:
+	$(MAKE) -C lib
+	$(MAKE) -C tools
+
+install: userspace
+	$(MAKE) -C lib install PREFIX=$(PREFIX) DESTDIR=$(DESTDIR)
+	$(MAKE) -C tools install PREFIX=$(PREFIX) DESTDIR=$(DESTDIR)
+
+check: deps kernel modules helpers userspace
 	tests/check
 
-check-host: deps kernel modules helpers
+check-host: deps kernel modules helpers userspace
 	tests/check --host
 
-check-vm: deps kernel modules helpers
+check-vm: deps kernel modules helpers userspace
 	tests/check --vm
 
 # An interactive guest on this terminal; exit powers it off.
@@ -95,6 +109,9 @@ demo:
 clean:
 	-[ -f $(KERNEL_ENV) ] && . $(KERNEL_ENV) && $(MAKE) -C dm-copy KDIR=$$KERNEL_OBJ clean
 	$(MAKE) -C tests/helpers clean
+	$(MAKE) -C tests/host/unit clean
+	$(MAKE) -C tools clean
+	$(MAKE) -C lib clean
 	rm -rf build
 
 # Also drop every cached kernel build (the downloaded source and

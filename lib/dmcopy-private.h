@@ -1,0 +1,54 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* What the files of libdmcopy share and nobody else sees. */
+#ifndef DMCOPY_PRIVATE_H
+#define DMCOPY_PRIVATE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "libdmcopy.h"
+
+#define DMCOPY_ERR_LEN	512
+
+/*
+ * The version script exports dmcopy_*; what is declared here is not part
+ * of the ABI, so it stays out of the dynamic symbol table.
+ */
+#pragma GCC visibility push(hidden)
+
+struct dmcopy_ctx {
+	char *sysfs_root;
+	bool real_sysfs;	/* dm tables of the running kernel apply */
+	char err[DMCOPY_ERR_LEN];
+};
+
+/*
+ * Record a message in @ctx (which may be NULL) and return @err, so that a
+ * failure is one line: return dmcopy_err(ctx, -EINVAL, "...");
+ */
+int dmcopy_err(struct dmcopy_ctx *ctx, int err, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+/* A string to a u64: decimal digits only, nothing before or after. */
+int dmcopy_parse_u64(const char *s, uint64_t *value);
+
+/*
+ * Read a sysfs attribute below the context's root, the path given as
+ * printf arguments. The trailing newline is dropped. -ENOENT when the file
+ * is not there (with no message: callers decide whether that is an error).
+ */
+int dmcopy_sysfs_read(struct dmcopy_ctx *ctx, char *buf, size_t len,
+		      const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+int dmcopy_sysfs_read_u64(struct dmcopy_ctx *ctx, uint64_t *value,
+			  const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+/* snprintf() into @buf, -ENOSPC when it does not fit. */
+int dmcopy_snprintf(char *buf, size_t len, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+#pragma GCC visibility pop
+
+#endif

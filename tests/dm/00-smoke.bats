@@ -75,11 +75,12 @@ teardown() {
 	0 256 copy $DISK x12|copy: Invalid device sector
 	0 256 copy $DISK -1|copy: Invalid device sector
 	0 256 copy $DISK 12x|copy: Invalid device sector
-	0 256 copy $DISK 0 1 mode|copy: Unknown feature argument
+	0 256 copy $DISK 0 1 mode|copy: Feature mode needs an argument
+	0 256 copy $DISK 0 1 fast|copy: Unrecognised copy feature requested
 	0 256 copy $DISK 0 3 a|copy: Invalid number of feature args
 	0 256 copy $DISK 0 x|copy: Invalid number of feature args
 	0 256 copy $DISK 0 0 extra|copy: Too many arguments
 	0 256 copy /dev/nonexistent 0|copy: Device lookup failed
-	0 256 copy $DISK 999999999|too small for target
+	0 256 copy $DISK 999999999|copy: Offset and length reach past the end of the device
 	EOF
 }

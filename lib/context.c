@@ -32,6 +32,7 @@ struct dmcopy_ctx *dmcopy_new(const char *sysfs_root)
 	while (len > 1 && ctx->sysfs_root[len - 1] == '/')
 		ctx->sysfs_root[--len] = '\0';
 	ctx->real_sysfs = !strcmp(ctx->sysfs_root, "/sys");
+	ctx->udev_sync = true;
 	return ctx;
 }
 

@@ -148,3 +148,277 @@ int dmcopy_dm_types(const struct dmcopy_dm_target *targets, size_t count,
 	}
 	return 0;
 }
+
+/*
+ * Mapped devices made, changed and removed: one dm_task per ioctl, the
+ * way dmsetup does it. udev does work on create, resume and remove (nodes,
+ * links, blkid); those tasks carry a cookie and dm_udev_wait() waits for
+ * the rules. Without udev sync (DM_DISABLE_UDEV=1, no udevd, or
+ * dmcopy_set_udev_sync(ctx, false)) the cookie is 0 and dm_udev_wait()
+ * has libdevmapper make the /dev/mapper nodes itself.
+ */
+
+void dmcopy_set_udev_sync(struct dmcopy_ctx *ctx, bool sync)
+{
+	ctx->udev_sync = sync;
+}
+
+bool dmcopy_udev_sync(struct dmcopy_ctx *ctx)
+{
+	return ctx->udev_sync && dm_udev_get_sync_support();
+}
+
+/* The errno of a failed dm_task_run(), and a message if libdm left none. */
+static int task_failed(struct dmcopy_ctx *ctx, struct dm_task *dmt,
+		       const char *name, const char *what)
+{
+	int r = dm_task_get_errno(dmt) > 0 ? -dm_task_get_errno(dmt) :
+		-(dm_log_errno ?: EIO);
+
+	if (!ctx->err[0])
+		dmcopy_err(ctx, r, "%s: %s failed: %s", name, what, strerror(-r));
+	return r;
+}
+
+/* A task for @name, with libdm's log going to @ctx. */
+static struct dm_task *new_task(struct dmcopy_ctx *ctx, int type,
+				const char *name, int *r)
+{
+	struct dm_task *dmt;
+
+	ctx->err[0] = '\0';
+	dm_log_begin(ctx);
+	if (!name || !*name || strlen(name) >= DMCOPY_NAME_LEN || strchr(name, '/')) {
+		*r = dmcopy_err(ctx, -EINVAL, "%s: invalid dm name",
+				name ? name : "");
+		return NULL;
+	}
+	dmt = dm_task_create(type);
+	if (!dmt) {
+		*r = -(dm_log_errno ?: ENODEV);
+		if (!ctx->err[0])
+			dmcopy_err(ctx, *r, "cannot talk to device-mapper");
+		return NULL;
+	}
+	if (!dm_task_set_name(dmt, name)) {
+		*r = dmcopy_err(ctx, -EINVAL, "%s: invalid dm name", name);
+		dm_task_destroy(dmt);
+		return NULL;
+	}
+	return dmt;
+}
+
+static int add_targets(struct dmcopy_ctx *ctx, struct dm_task *dmt,
+		       const struct dmcopy_table *table)
+{
+	const char *type, *params;
+	uint64_t start, length;
+	size_t i;
+
+	if (!dmcopy_table_count(table))
+		return dmcopy_err(ctx, -EINVAL, "empty table");
+	for (i = 0; i < dmcopy_table_count(table); i++) {
+		dmcopy_table_target(table, i, &start, &length, &type, &params);
+		if (!dm_task_add_target(dmt, start, length, type, params))
+			return dmcopy_err(ctx, -ENOMEM, "out of memory");
+	}
+	return 0;
+}
+
+/*
+ * Run @dmt with a udev cookie and wait for udev (or, without udev sync,
+ * have libdm make the nodes). libdm's sync switch is global: it is turned
+ * off for this call only when @ctx says so, and back on after.
+ */
+static int run_with_cookie(struct dmcopy_ctx *ctx, struct dm_task *dmt,
+			   const char *name, const char *what)
+{
+	uint32_t cookie = 0;
+	int r = 0;
+
+	if (!ctx->udev_sync)
+		dm_udev_set_sync_support(0);
+	if (!dm_task_set_cookie(dmt, &cookie, 0))
+		r = dmcopy_err(ctx, -ENOMEM, "%s: cannot make a udev cookie",
+			       name);
+	else if (!dm_task_run(dmt))
+		r = task_failed(ctx, dmt, name, what);
+	/* also after a failure: the cookie's semaphore goes away */
+	(void)dm_udev_wait(cookie);
+	if (!ctx->udev_sync)
+		dm_udev_set_sync_support(1);
+	return r;
+}
+
+int dmcopy_dm_create(struct dmcopy_ctx *ctx, const char *name,
+		     const struct dmcopy_table *table)
+{
+	char uuid[DMCOPY_UUID_LEN];
+	struct dm_task *dmt;
+	int r;
+
+	dmt = new_task(ctx, DM_DEVICE_CREATE, name, &r);
+	if (!dmt)
+		goto out;
+	r = dmcopy_snprintf(uuid, sizeof(uuid), "%s%s", DMCOPY_UUID_PREFIX, name);
+	if (r < 0) {
+		r = dmcopy_err(ctx, -ENAMETOOLONG,
+			       "%s: name too long for the uuid " DMCOPY_UUID_PREFIX "<name>",
+			       name);
+		goto out;
+	}
+	if (!dm_task_set_uuid(dmt, uuid)) {
+		r = dmcopy_err(ctx, -EINVAL, "%s: invalid uuid", uuid);
+		goto out;
+	}
+	r = add_targets(ctx, dmt, table);
+	if (r)
+		goto out;
+	/* create, load and resume: udev sees the device once it has a table */
+	r = run_with_cookie(ctx, dmt, name, "create");
+out:
+	if (dmt)
+		dm_task_destroy(dmt);
+	dm_log_end();
+	return r;
+}
+
+int dmcopy_dm_load(struct dmcopy_ctx *ctx, const char *name,
+		   const struct dmcopy_table *table)
+{
+	struct dm_task *dmt;
+	int r;
+
+	dmt = new_task(ctx, DM_DEVICE_RELOAD, name, &r);
+	if (!dmt)
+		goto out;
+	r = add_targets(ctx, dmt, table);
+	if (r)
+		goto out;
+	if (!dm_task_run(dmt))
+		r = task_failed(ctx, dmt, name, "load");
+out:
+	if (dmt)
+		dm_task_destroy(dmt);
+	dm_log_end();
+	return r;
+}
+
+int dmcopy_dm_suspend(struct dmcopy_ctx *ctx, const char *name)
+{
+	struct dm_task *dmt;
+	int r = 0;
+
+	dmt = new_task(ctx, DM_DEVICE_SUSPEND, name, &r);
+	if (!dmt)
+		goto out;
+	if (!dm_task_run(dmt))
+		r = task_failed(ctx, dmt, name, "suspend");
+out:
+	if (dmt)
+		dm_task_destroy(dmt);
+	dm_log_end();
+	return r;
+}
+
+int dmcopy_dm_resume(struct dmcopy_ctx *ctx, const char *name)
+{
+	struct dm_task *dmt;
+	int r;
+
+	dmt = new_task(ctx, DM_DEVICE_RESUME, name, &r);
+	if (!dmt)
+		goto out;
+	r = run_with_cookie(ctx, dmt, name, "resume");
+out:
+	if (dmt)
+		dm_task_destroy(dmt);
+	dm_log_end();
+	return r;
+}
+
+int dmcopy_dm_remove(struct dmcopy_ctx *ctx, const char *name)
+{
+	struct dm_task *dmt;
+	int r;
+
+	dmt = new_task(ctx, DM_DEVICE_REMOVE, name, &r);
+	if (!dmt)
+		goto out;
+	/* udev's blkid may hold the device open for a moment: try again */
+	if (!dm_task_retry_remove(dmt)) {
+		r = dmcopy_err(ctx, -ENOMEM, "out of memory");
+		goto out;
+	}
+	r = run_with_cookie(ctx, dmt, name, "remove");
+out:
+	if (dmt)
+		dm_task_destroy(dmt);
+	dm_log_end();
+	return r;
+}
+
+int dmcopy_message(struct dmcopy_ctx *ctx, const char *name, uint64_t sector,
+		   const char *text)
+{
+	struct dm_task *dmt;
+	int r = 0;
+
+	dmt = new_task(ctx, DM_DEVICE_TARGET_MSG, name, &r);
+	if (!dmt)
+		goto out;
+	if (!text || !*text) {
+		r = dmcopy_err(ctx, -EINVAL, "%s: empty message", name);
+		goto out;
+	}
+	if (!dm_task_set_sector(dmt, sector) || !dm_task_set_message(dmt, text)) {
+		r = dmcopy_err(ctx, -ENOMEM, "out of memory");
+		goto out;
+	}
+	if (!dm_task_run(dmt))
+		r = task_failed(ctx, dmt, name, "message");
+out:
+	if (dmt)
+		dm_task_destroy(dmt);
+	dm_log_end();
+	return r;
+}
+
+int dmcopy_dm_copy_status(struct dmcopy_ctx *ctx, const char *name,
+			  struct dmcopy_copy_status *status)
+{
+	uint64_t start, length;
+	char *type, *params;
+	struct dm_task *dmt;
+	struct dm_info info;
+	void *next = NULL;
+	int r;
+
+	dmt = new_task(ctx, DM_DEVICE_STATUS, name, &r);
+	if (!dmt)
+		goto out;
+	if (!dm_task_run(dmt)) {
+		r = task_failed(ctx, dmt, name, "status");
+		goto out;
+	}
+	if (!dm_task_get_info(dmt, &info) || !info.exists) {
+		r = dmcopy_err(ctx, -ENXIO, "%s: no such dm device", name);
+		goto out;
+	}
+	r = dmcopy_err(ctx, -EINVAL, "%s: no copy target in the live table", name);
+	do {
+		next = dm_get_next_target(dmt, next, &start, &length, &type,
+					  &params);
+		if (type && !strcmp(type, "copy")) {
+			r = dmcopy_parse_copy_status(ctx, params, status);
+			break;
+		}
+	} while (next);
+	if (!r)
+		ctx->err[0] = '\0';
+out:
+	if (dmt)
+		dm_task_destroy(dmt);
+	dm_log_end();
+	return r;
+}

@@ -20,6 +20,7 @@
 struct dmcopy_ctx {
 	char *sysfs_root;
 	bool real_sysfs;	/* dm tables of the running kernel apply */
+	bool udev_sync;		/* wait for udev on create, resume, remove */
 	char err[DMCOPY_ERR_LEN];
 };
 

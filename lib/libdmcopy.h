@@ -18,6 +18,7 @@
 #ifndef LIBDMCOPY_H
 #define LIBDMCOPY_H
 
+#include <signal.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -379,6 +380,245 @@ int dmcopy_table_target(const struct dmcopy_table *table, size_t i,
  */
 const char *dmcopy_table_text(struct dmcopy_table *table);
 
+/*
+ * Mapped devices: create, load, suspend, resume, remove, message, status
+ *
+ * These talk to the running kernel through libdevmapper (root), one
+ * dm_task per ioctl; libdm's log goes to dmcopy_last_error(). Create,
+ * resume and remove carry a udev cookie and wait until udev has run its
+ * rules (nodes, /dev/disk links), unless udev sync is off: DM_DISABLE_UDEV=1
+ * in the environment, no udevd running (dm_udev_get_sync_support() 0), or
+ * dmcopy_set_udev_sync(ctx, false), the equivalent of lvm2's --noudevsync.
+ * libdevmapper then makes the /dev/mapper nodes itself. libdm's switch is
+ * process-wide: a context with sync off turns it off for its own calls
+ * and back on after them.
+ *
+ * Errors: -EINVAL (bad name or table), -ENXIO (no such device), -EBUSY (in
+ * use), -EEXIST (name taken), -ENODEV (no device-mapper), -EACCES (not
+ * root), or the ioctl's errno (-EIO when libdm gives none).
+ */
+
+/* The uuid prefix of devices the library creates: "COPY-<name>". */
+#define DMCOPY_UUID_PREFIX	"COPY-"
+
+/* dmcopy_set_udev_sync - wait for udev (true, the default) or not */
+void dmcopy_set_udev_sync(struct dmcopy_ctx *ctx, bool sync);
+
+/* dmcopy_udev_sync - whether this context's calls would wait for udev */
+bool dmcopy_udev_sync(struct dmcopy_ctx *ctx);
+
+/*
+ * dmcopy_dm_create - a mapped device @name with uuid COPY-<name> and
+ * @table live (created, loaded and resumed). -ENAMETOOLONG when the uuid
+ * does not fit DMCOPY_UUID_LEN.
+ */
+int dmcopy_dm_create(struct dmcopy_ctx *ctx, const char *name,
+		     const struct dmcopy_table *table);
+
+/* dmcopy_dm_load - @table as the inactive table of @name (reload) */
+int dmcopy_dm_load(struct dmcopy_ctx *ctx, const char *name,
+		   const struct dmcopy_table *table);
+
+/* dmcopy_dm_suspend - suspend @name (I/O in flight is waited for) */
+int dmcopy_dm_suspend(struct dmcopy_ctx *ctx, const char *name);
+
+/* dmcopy_dm_resume - resume @name, swapping in a loaded table if any */
+int dmcopy_dm_resume(struct dmcopy_ctx *ctx, const char *name);
+
+/*
+ * dmcopy_dm_remove - remove @name; retried for a while when it is busy
+ * (udev's probes open new devices for a moment), as dmsetup --retry.
+ */
+int dmcopy_dm_remove(struct dmcopy_ctx *ctx, const char *name);
+
+/*
+ * dmcopy_message - send @text to the target of @name at @sector, as
+ * "dmsetup message NAME SECTOR TEXT" ("mode emulate", "stats reset").
+ */
+int dmcopy_message(struct dmcopy_ctx *ctx, const char *name, uint64_t sector,
+		   const char *text);
+
+/*
+ * dmcopy_dm_copy_status - the INFO status of the first copy target in the
+ * live table of @name. -EINVAL when it has none.
+ */
+int dmcopy_dm_copy_status(struct dmcopy_ctx *ctx, const char *name,
+			  struct dmcopy_copy_status *status);
+
+/*
+ * The copy engine: copy_file_range() between two block devices (or regular
+ * files) in chunks, with the checks a tool needs before it overwrites
+ * anything, and a report of how the bytes were copied.
+ */
+
+/* Bytes per copy_file_range() call unless the options say otherwise. */
+#define DMCOPY_DEFAULT_CHUNK	(64ULL << 20)
+
+/* A length that means "as much as fits in both ranges". */
+#define DMCOPY_LENGTH_FIT	UINT64_MAX
+
+/* Room for a path in a copy spec. */
+#define DMCOPY_PATH_LEN		4096
+
+/*
+ * dmcopy_parse_copy_spec - "PATH[:OFFSET]" as dmcopy copy takes it
+ * @spec: a path, optionally followed by ':' and an offset in bytes with an
+ *	optional K/M/G/T suffix (dmcopy_parse_size())
+ * @path: receives the path, @len its size
+ * @offset: receives the offset, 0 without one
+ *
+ * The offset follows the last ':', and only when what follows it is a
+ * size: "/dev/disk/by-path/pci-0000:00:04.0" is a path, and a path that
+ * ends in ':<digits>' needs an explicit offset ("...:04:0"). Returns 0,
+ * -EINVAL (empty path, empty or bad offset), -ERANGE (offset too large) or
+ * -ENAMETOOLONG.
+ */
+int dmcopy_parse_copy_spec(struct dmcopy_ctx *ctx, const char *spec,
+			   char *path, size_t len, uint64_t *offset);
+
+/*
+ * One side of a copy as the checks see it: where its bytes live, how big
+ * it is and what alignment O_DIRECT asks of it.
+ */
+struct dmcopy_copy_end {
+	const char *path;	/* for messages */
+	/*
+	 * Two ends overlap only if their ids are equal: the kernel name of
+	 * the disk for a block device (partitions name their disk), "file
+	 * <st_dev>:<st_ino>" for a regular file.
+	 */
+	char id[DMCOPY_NAME_LEN + 48];
+	bool is_blockdev;
+	uint64_t start;		/* bytes into the disk: partition start, or 0 */
+	uint64_t size;		/* bytes */
+	uint64_t align;		/* logical block size; 1 for a regular file */
+	bool grows;		/* a regular file destination: may grow, from
+				   any offset */
+};
+
+/*
+ * dmcopy_ranges_overlap - do [@src_abs, +@len) of @src_id and [@dst_abs,
+ * +@len) of @dst_id share a byte? Absolute offsets: into the disk,
+ * partition start included. false for different ids or @len 0.
+ */
+bool dmcopy_ranges_overlap(const char *src_id, uint64_t src_abs,
+			   const char *dst_id, uint64_t dst_abs, uint64_t len);
+
+/*
+ * dmcopy_copy_plan - check a copy and settle its length, before any byte
+ * moves; the first rule that fails gives the message:
+ *
+ *  1. An offset at or past its end: -EINVAL "<path>: offset <n> is past
+ *     its end (<size> bytes)" (a growing destination takes any offset).
+ *  2. @len DMCOPY_LENGTH_FIT: what is left of the source, and of the
+ *     destination unless it grows; 0 left: -EINVAL "nothing to copy".
+ *     Otherwise @len must fit both: -EINVAL "<path>: <len> bytes at <off>
+ *     run past its end (<size> bytes)"; @len 0: -EINVAL "nothing to copy".
+ *  3. Overlap on one disk or file: -EINVAL "source and destination
+ *     overlap on <id>", whatever force says.
+ *  4. An offset or the length not a multiple of the larger logical block
+ *     size (O_DIRECT): -EINVAL "<what> <n> is not a multiple of the
+ *     <align>-byte logical block size of <path>".
+ *
+ * Returns 0 with *@len set, or -EINVAL; *@len is unchanged on failure.
+ */
+int dmcopy_copy_plan(struct dmcopy_ctx *ctx,
+		     const struct dmcopy_copy_end *src, uint64_t src_off,
+		     const struct dmcopy_copy_end *dst, uint64_t dst_off,
+		     uint64_t *len);
+
+struct dmcopy_copy_opts {
+	uint64_t chunk_bytes;	/* per call, rounded down to whole blocks;
+				   0: DMCOPY_DEFAULT_CHUNK */
+	bool force;		/* overwrite signatures and devices in use */
+	bool no_offload;	/* never copy_file_range(): read and write */
+	/* called with 0 first, then after every chunk; may be NULL */
+	void (*progress)(uint64_t done, uint64_t total, void *data);
+	void *progress_data;
+	/*
+	 * Set (from a signal handler, say) to stop: the copy stops before
+	 * the next chunk and dmcopy_copy() returns -EINTR. May be NULL.
+	 */
+	const volatile sig_atomic_t *stop;
+};
+
+struct dmcopy_copy_report {
+	uint64_t length;	/* bytes asked for, once the plan settled it */
+	uint64_t copied;	/* [0, copied) of the range is copied */
+	/*
+	 * How: offloaded + emulated + userspace == copied. The split of
+	 * what copy_file_range() copied comes from the destination disk's
+	 * copy_stat, read before and after: copies by others into that disk
+	 * meanwhile blur it (offloaded is capped at what the kernel copied
+	 * for us). Without copy_stat (a regular file, a kernel without copy
+	 * offload) all of it counts as emulated.
+	 */
+	uint64_t offloaded;	/* the disk copied them itself */
+	uint64_t emulated;	/* the kernel read and wrote them */
+	uint64_t userspace;	/* read and written by this library */
+	bool counted;		/* the destination's copy_stat was read */
+	bool avoided;		/* opts->no_offload */
+	bool refused;		/* copy_file_range() refused: user space */
+	int refused_errno;	/* its errno (EXDEV, EINVAL, EOPNOTSUPP...) */
+	bool interrupted;	/* opts->stop stopped it */
+};
+
+/*
+ * dmcopy_copy - copy @len bytes from @src_off of @src_path to @dst_off of
+ * @dst_path
+ * @len: bytes, or DMCOPY_LENGTH_FIT
+ * @opts: NULL for the defaults
+ * @report: filled in, also when the copy fails or stops part way
+ *
+ * Block devices are opened with O_DIRECT (both, so that copy_file_range()
+ * can offload); regular files are not, and a regular file destination
+ * must exist and may grow. Before any byte moves: dmcopy_copy_plan(); the
+ * destination is probed with libblkid and refused (-EEXIST) when it holds
+ * a filesystem, a RAID, LVM or other signature or a partition table; a
+ * destination block device with holders in sysfs, or that someone opened
+ * exclusively (O_EXCL fails), is refused (-EBUSY). Force skips these two
+ * checks and opens without O_EXCL; nothing skips the plan.
+ *
+ * Then chunk by chunk with copy_file_range(); when it refuses outright
+ * (EXDEV, EOPNOTSUPP, ENOSYS, or EINVAL between a block device and a
+ * regular file) the rest goes through a read/write loop with an aligned
+ * buffer, counted as userspace, as with opts->no_offload. The destination
+ * is flushed (fdatasync()) at the end, also after a stop or an error.
+ *
+ * Returns 0 when all was copied, -EINTR when opts->stop stopped it (the
+ * report tells the prefix copied), or another negative errno.
+ */
+int dmcopy_copy(struct dmcopy_ctx *ctx,
+		const char *src_path, uint64_t src_off,
+		const char *dst_path, uint64_t dst_off, uint64_t len,
+		const struct dmcopy_copy_opts *opts,
+		struct dmcopy_copy_report *report);
+
+/*
+ * dmcopy_copy_offload - how cp --debug would put it: "avoided" (no_offload),
+ * "yes" (some bytes offloaded), "unsupported" (copy_file_range() refused,
+ * user space copied), "no" (the kernel emulated).
+ */
+const char *dmcopy_copy_offload(const struct dmcopy_copy_report *report);
+
+/*
+ * dmcopy_format_progress - qemu-img -p's line, "    (45.00/100%)", with
+ * no '\r' or '\n': percent of @total done, rounded down to hundredths (so
+ * 100.00 only when all is done; a @total of 0 is 100.00). Returns the
+ * length like snprintf() or -ENOSPC.
+ */
+int dmcopy_format_progress(uint64_t done, uint64_t total, char *buf,
+			   size_t len);
+
+/*
+ * dmcopy_format_copy_report - one line, no '\n':
+ *   "copied <n> bytes: <o> offloaded, <e> emulated in the kernel, <u> in user space"
+ * or, short of the length, "interrupted: " (stopped) or "stopped: " (an
+ * error), then "the first <n> of <len> bytes are copied: <o> offloaded...".
+ * Returns the length like snprintf() or -ENOSPC.
+ */
+int dmcopy_format_copy_report(const struct dmcopy_copy_report *report,
+			      char *buf, size_t len);
 #ifdef __cplusplus
 }
 #endif

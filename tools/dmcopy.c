@@ -3,19 +3,31 @@
  * dmcopy: copy offload of block devices and device-mapper copy targets.
  *
  *   dmcopy status [options] [DEVICE...]
+ *   dmcopy create NAME DEVICE [--offset N] [--size N] [--mode M]
+ *                 [--max-copy-bytes N] [--noudevsync]
+ *   dmcopy remove [--noudevsync] NAME
+ *   dmcopy message NAME mode auto|offload|emulate
+ *   dmcopy message NAME stats-reset
+ *   dmcopy copy SRC[:OFFSET] DST[:OFFSET] [--length N] [--force]
+ *               [--no-offload] [--chunk N] [--progress|--quiet] [--debug]
  *
  * Exit status: 0 all went well, 1 failure, 2 usage error, 64 some of the
- * devices failed (the others were shown).
+ * devices failed (status: the others were shown), 128 + the signal's
+ * number when SIGINT or SIGTERM stopped a copy (130 for ^C; the copied
+ * prefix is reported).
  */
 #define _GNU_SOURCE	/* strchrnul() */
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <time.h>
+#include <unistd.h>
 
 #include <libsmartcols.h>
 
@@ -152,11 +164,20 @@ static void usage(void)
 	printf("Usage:\n"
 	       " %1$s [options] <command> [<args>]\n"
 	       " %1$s status [options] [<device>...]\n"
+	       " %1$s create [options] <name> <device>\n"
+	       " %1$s remove [--noudevsync] <name>\n"
+	       " %1$s message <name> mode auto|offload|emulate\n"
+	       " %1$s message <name> stats-reset\n"
+	       " %1$s copy [options] <src>[:<offset>] <dst>[:<offset>]\n"
 	       "\n"
 	       "Copy offload of block devices and device-mapper copy targets.\n"
 	       "\n"
 	       "Commands:\n"
 	       " status        copy limits, counters and what a copy would get\n"
+	       " create        a mapped device of one copy target (uuid COPY-<name>)\n"
+	       " remove        remove a mapped device\n"
+	       " message       change a copy target's mode, or reset its counters\n"
+	       " copy          copy a range with copy_file_range(), offloaded if it can\n"
 	       "\n"
 	       "Options:\n"
 	       " -h, --help     display this help\n"
@@ -173,8 +194,27 @@ static void usage(void)
 	       "A device is a kernel name (nvme0n1, dm-3), a path or MAJ:MIN;\n"
 	       "without one, every block device with a size.\n"
 	       "\n"
+	       "Create options:\n"
+	       "     --offset <size>          where the target starts on <device> (0)\n"
+	       " -s, --size <size>            its size (the rest of <device>)\n"
+	       " -m, --mode <mode>            auto, offload or emulate (auto)\n"
+	       "     --max-copy-bytes <size>  the target's copy limit\n"
+	       "     --noudevsync             do not wait for udev (also: remove)\n"
+	       "\n"
+	       "Copy options:\n"
+	       " -l, --length <size>    bytes to copy (what fits in both)\n"
+	       " -f, --force            overwrite signatures and devices in use\n"
+	       "     --no-offload       read and write here, no copy_file_range()\n"
+	       "     --chunk <size>     bytes per call (64M)\n"
+	       " -p, --progress         show progress, also when not on a terminal\n"
+	       " -q, --quiet            no progress and no report\n"
+	       "     --debug            say whether the copy was offloaded\n"
+	       "\n"
+	       "Sizes and offsets are bytes, with an optional K, M, G or T suffix\n"
+	       "(powers of 1024). See dmcopy(8).\n"
+	       "\n"
 	       "Exit status: 0 success, 1 failure, 2 usage error,\n"
-	       "64 some devices failed.\n", prog);
+	       "64 some devices failed (status), 130 copy interrupted.\n", prog);
 }
 
 static void list_columns(void)
@@ -540,6 +580,455 @@ static int cmd_status(int argc, char **argv)
 	return exit_status(shown, failed);
 }
 
+/* Long options without a short one. */
+enum {
+	OPT_OFFSET = 256,
+	OPT_MAX_COPY_BYTES,
+	OPT_NOUDEVSYNC,
+	OPT_NO_OFFLOAD,
+	OPT_CHUNK,
+	OPT_DEBUG,
+};
+
+/* A size option's value, or a usage error naming the option. */
+static uint64_t size_arg(const char *option, const char *arg)
+{
+	uint64_t v;
+	int r = dmcopy_parse_size(arg, &v);
+
+	if (r == -ERANGE)
+		usage_error("%s '%s': too large", option, arg);
+	if (r)
+		usage_error("invalid size '%s' for %s", arg, option);
+	return v;
+}
+
+/* Not a whole number of 512-byte sectors: a usage error. */
+static void check_sectors(const char *option, uint64_t v)
+{
+	if (v % 512)
+		usage_error("%s %" PRIu64 ": not a multiple of 512 bytes", option, v);
+}
+
+static struct dmcopy_ctx *new_ctx(void)
+{
+	/* the real /sys: DMCOPY_SYSFS is for status only */
+	struct dmcopy_ctx *ctx = dmcopy_new(NULL);
+
+	if (!ctx) {
+		warnx("out of memory");
+		exit(EXIT_FAILURE);
+	}
+	return ctx;
+}
+
+static int fail_with(struct dmcopy_ctx *ctx)
+{
+	warnx("%s", dmcopy_last_error(ctx));
+	dmcopy_free(ctx);
+	return EXIT_FAILURE;
+}
+
+struct create_opts {
+	const char *name, *device;
+	uint64_t offset, size, max_copy_bytes;
+	bool has_size, noudevsync;
+	enum dmcopy_mode mode;
+};
+
+static void parse_create_options(int argc, char **argv, struct create_opts *o)
+{
+	static const struct option longopts[] = {
+		{ "offset",         required_argument, NULL, OPT_OFFSET },
+		{ "size",           required_argument, NULL, 's' },
+		{ "mode",           required_argument, NULL, 'm' },
+		{ "max-copy-bytes", required_argument, NULL, OPT_MAX_COPY_BYTES },
+		{ "noudevsync",     no_argument,       NULL, OPT_NOUDEVSYNC },
+		{ "help",           no_argument,       NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	int c;
+
+	while ((c = getopt_long(argc, argv, "s:m:h", longopts, NULL)) != -1) {
+		switch (c) {
+		case OPT_OFFSET:
+			o->offset = size_arg("--offset", optarg);
+			check_sectors("--offset", o->offset);
+			break;
+		case 's':
+			o->size = size_arg("--size", optarg);
+			check_sectors("--size", o->size);
+			if (!o->size)
+				usage_error("--size 0: nothing to map");
+			o->has_size = true;
+			break;
+		case 'm':
+			if (dmcopy_parse_mode(optarg, &o->mode))
+				usage_error("invalid mode '%s' (auto, offload or emulate)",
+					    optarg);
+			break;
+		case OPT_MAX_COPY_BYTES:
+			o->max_copy_bytes = size_arg("--max-copy-bytes", optarg);
+			check_sectors("--max-copy-bytes", o->max_copy_bytes);
+			if (!o->max_copy_bytes)
+				usage_error("--max-copy-bytes 0: must be at least 512");
+			break;
+		case OPT_NOUDEVSYNC: o->noudevsync = true; break;
+		case 'h': usage(); exit(EXIT_SUCCESS);
+		default: bad_option(argv);
+		}
+	}
+	if (argc - optind < 2)
+		usage_error(argc == optind ? "create: no name given" :
+			    "create: no device given");
+	if (argc - optind > 2)
+		usage_error("create: unexpected argument '%s'", argv[optind + 2]);
+	o->name = argv[optind];
+	o->device = argv[optind + 1];
+}
+
+static int cmd_create(int argc, char **argv)
+{
+	struct create_opts o = { .mode = DMCOPY_MODE_AUTO };
+	struct dmcopy_segment seg = { .type = DMCOPY_TARGET_COPY };
+	struct dmcopy_table *table;
+	struct dmcopy_caps caps;
+	struct dmcopy_ctx *ctx;
+	int r;
+
+	parse_create_options(argc, argv, &o);
+	ctx = new_ctx();
+	dmcopy_set_udev_sync(ctx, !o.noudevsync);
+	if (!o.has_size) {
+		if (dmcopy_device_caps(ctx, o.device, &caps))
+			return fail_with(ctx);
+		o.size = caps.size_bytes > o.offset ? caps.size_bytes - o.offset : 0;
+		dmcopy_caps_release(&caps);
+		if (!o.size) {
+			warnx("%s: --offset %" PRIu64 " is at or past its end",
+			      o.device, o.offset);
+			dmcopy_free(ctx);
+			return EXIT_FAILURE;
+		}
+	}
+	seg.device = o.device;
+	seg.offset = o.offset;
+	seg.length = o.size;
+	seg.mode = o.mode;
+	seg.max_copy_bytes = o.max_copy_bytes;
+	table = dmcopy_table_new(ctx);
+	if (!table) {
+		warnx("out of memory");
+		dmcopy_free(ctx);
+		return EXIT_FAILURE;
+	}
+	r = dmcopy_table_add_segment(table, &seg);
+	if (!r)
+		r = dmcopy_dm_create(ctx, o.name, table);
+	dmcopy_table_free(table);
+	if (r)
+		return fail_with(ctx);
+	dmcopy_free(ctx);
+	return EXIT_SUCCESS;
+}
+
+static int cmd_remove(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "noudevsync", no_argument, NULL, OPT_NOUDEVSYNC },
+		{ "help",       no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct dmcopy_ctx *ctx;
+	bool noudevsync = false;
+	int c;
+
+	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+		switch (c) {
+		case OPT_NOUDEVSYNC: noudevsync = true; break;
+		case 'h': usage(); exit(EXIT_SUCCESS);
+		default: bad_option(argv);
+		}
+	}
+	if (optind == argc)
+		usage_error("remove: no name given");
+	if (argc - optind > 1)
+		usage_error("remove: unexpected argument '%s'", argv[optind + 1]);
+	ctx = new_ctx();
+	dmcopy_set_udev_sync(ctx, !noudevsync);
+	if (dmcopy_dm_remove(ctx, argv[optind]))
+		return fail_with(ctx);
+	dmcopy_free(ctx);
+	return EXIT_SUCCESS;
+}
+
+static int cmd_message(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	enum dmcopy_mode mode;
+	struct dmcopy_ctx *ctx;
+	char text[64];
+	const char *word;
+	int c, nargs;
+
+	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'h': usage(); exit(EXIT_SUCCESS);
+		default: bad_option(argv);
+		}
+	}
+	nargs = argc - optind;
+	if (nargs < 1)
+		usage_error("message: no name given");
+	if (nargs < 2)
+		usage_error("message: no message given (mode or stats-reset)");
+	word = argv[optind + 1];
+	if (!strcmp(word, "mode")) {
+		if (nargs < 3)
+			usage_error("message: mode needs auto, offload or emulate");
+		if (dmcopy_parse_mode(argv[optind + 2], &mode))
+			usage_error("invalid mode '%s' (auto, offload or emulate)",
+				    argv[optind + 2]);
+		if (nargs > 3)
+			usage_error("message: unexpected argument '%s'", argv[optind + 3]);
+		snprintf(text, sizeof(text), "mode %s", dmcopy_mode_name(mode));
+	} else if (!strcmp(word, "stats-reset")) {
+		if (nargs > 2)
+			usage_error("message: unexpected argument '%s'", argv[optind + 2]);
+		snprintf(text, sizeof(text), "stats reset");
+	} else {
+		usage_error("unknown message '%s' (mode or stats-reset)", word);
+	}
+	ctx = new_ctx();
+	/* dmcopy create makes one target: the message goes to sector 0 */
+	if (dmcopy_message(ctx, argv[optind], 0, text))
+		return fail_with(ctx);
+	dmcopy_free(ctx);
+	return EXIT_SUCCESS;
+}
+
+/* ---------------------------------------------------------------- copy */
+
+enum progress_kind {
+	PROGRESS_NONE,
+	PROGRESS_BAR,		/* a terminal: bar, rate, ETA */
+	PROGRESS_LINES,		/* not a terminal: qemu-img -p lines */
+};
+
+struct progress {
+	enum progress_kind kind;
+	struct timespec start;
+	char last[128];
+	bool shown;
+};
+
+static volatile sig_atomic_t stop_signal;
+
+static void on_signal(int signo)
+{
+	stop_signal = signo;
+}
+
+static double seconds_since(const struct timespec *t0)
+{
+	struct timespec now;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	return (double)(now.tv_sec - t0->tv_sec) +
+		(double)(now.tv_nsec - t0->tv_nsec) / 1e9;
+}
+
+/* "[=========>          ]  45%  1.2G of 2.5G  310M/s  ETA 0:04" */
+static void progress_bar(struct progress *p, uint64_t done, uint64_t total)
+{
+	char bar[31], d[16], t[16], rate[16], eta[32];
+	double secs = seconds_since(&p->start);
+	unsigned int pct = total ? (unsigned int)(done * 100.0 / total) : 100;
+	size_t fill = (size_t)pct * 30 / 100, i;
+
+	for (i = 0; i < 30; i++)
+		bar[i] = i < fill ? '=' : (i == fill ? '>' : ' ');
+	bar[30] = '\0';
+	human_size(done, d, sizeof(d));
+	human_size(total, t, sizeof(t));
+	if (secs > 0.05 && done) {
+		double bps = done / secs;
+		uint64_t left = (uint64_t)((total - done) / bps);
+
+		human_size((uint64_t)bps, rate, sizeof(rate));
+		snprintf(eta, sizeof(eta), "%" PRIu64 ":%02u", left / 60,
+			 (unsigned int)(left % 60));
+	} else {
+		snprintf(rate, sizeof(rate), "-");
+		snprintf(eta, sizeof(eta), "-:--");
+	}
+	fprintf(stderr, "\r[%s] %3u%%  %s of %s  %s/s  ETA %s \033[K", bar, pct,
+		d, t, rate, eta);
+	p->shown = true;
+}
+
+static void on_progress(uint64_t done, uint64_t total, void *data)
+{
+	struct progress *p = data;
+	char line[sizeof(p->last)];
+
+	if (p->kind == PROGRESS_BAR) {
+		progress_bar(p, done, total);
+	} else if (p->kind == PROGRESS_LINES) {
+		if (dmcopy_format_progress(done, total, line, sizeof(line)) < 0 ||
+		    !strcmp(line, p->last))
+			return;
+		/* as qemu-img -p: each line ends in '\r', the last in '\n' */
+		fprintf(stderr, "%s\r", line);
+		snprintf(p->last, sizeof(p->last), "%s", line);
+		p->shown = true;
+	}
+	fflush(stderr);
+}
+
+static void progress_end(struct progress *p)
+{
+	if (p->shown)
+		fputc('\n', stderr);
+}
+
+struct copy_args {
+	char src[DMCOPY_PATH_LEN], dst[DMCOPY_PATH_LEN];
+	uint64_t src_off, dst_off, length;
+	bool progress, quiet, debug;
+	struct dmcopy_copy_opts opts;
+};
+
+static void parse_spec(const char *spec, char *path, uint64_t *off)
+{
+	struct dmcopy_ctx *ctx = new_ctx();
+
+	if (dmcopy_parse_copy_spec(ctx, spec, path, DMCOPY_PATH_LEN, off)) {
+		char msg[600];
+
+		snprintf(msg, sizeof(msg), "%s", dmcopy_last_error(ctx));
+		dmcopy_free(ctx);
+		usage_error("%s", msg);
+	}
+	dmcopy_free(ctx);
+}
+
+static void parse_copy_options(int argc, char **argv, struct copy_args *a)
+{
+	static const struct option longopts[] = {
+		{ "length",     required_argument, NULL, 'l' },
+		{ "force",      no_argument,       NULL, 'f' },
+		{ "no-offload", no_argument,       NULL, OPT_NO_OFFLOAD },
+		{ "chunk",      required_argument, NULL, OPT_CHUNK },
+		{ "progress",   no_argument,       NULL, 'p' },
+		{ "quiet",      no_argument,       NULL, 'q' },
+		{ "debug",      no_argument,       NULL, OPT_DEBUG },
+		{ "help",       no_argument,       NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	int c;
+
+	while ((c = getopt_long(argc, argv, "l:fpqh", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'l':
+			a->length = size_arg("--length", optarg);
+			if (!a->length)
+				usage_error("--length 0: nothing to copy");
+			break;
+		case 'f': a->opts.force = true; break;
+		case OPT_NO_OFFLOAD: a->opts.no_offload = true; break;
+		case OPT_CHUNK:
+			a->opts.chunk_bytes = size_arg("--chunk", optarg);
+			if (!a->opts.chunk_bytes)
+				usage_error("--chunk 0: must be at least one block");
+			break;
+		case 'p': a->progress = true; break;
+		case 'q': a->quiet = true; break;
+		case OPT_DEBUG: a->debug = true; break;
+		case 'h': usage(); exit(EXIT_SUCCESS);
+		default: bad_option(argv);
+		}
+	}
+	if (a->progress && a->quiet)
+		usage_error("--progress and --quiet are mutually exclusive");
+	if (argc - optind < 2)
+		usage_error(argc == optind ? "copy: no source given" :
+			    "copy: no destination given");
+	if (argc - optind > 2)
+		usage_error("copy: unexpected argument '%s'", argv[optind + 2]);
+	parse_spec(argv[optind], a->src, &a->src_off);
+	parse_spec(argv[optind + 1], a->dst, &a->dst_off);
+}
+
+static void catch_signals(void)
+{
+	struct sigaction sa = { .sa_handler = on_signal };
+
+	/* no SA_RESTART: a copy_file_range() in progress may return early */
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+}
+
+static int cmd_copy(int argc, char **argv)
+{
+	struct copy_args a = { .length = DMCOPY_LENGTH_FIT };
+	struct progress p = { .kind = PROGRESS_NONE };
+	struct dmcopy_copy_report rep;
+	struct dmcopy_ctx *ctx;
+	char line[512];
+	int r;
+
+	parse_copy_options(argc, argv, &a);
+	if (!a.quiet && isatty(STDERR_FILENO))
+		p.kind = PROGRESS_BAR;
+	else if (a.progress)
+		p.kind = PROGRESS_LINES;
+	clock_gettime(CLOCK_MONOTONIC, &p.start);
+	a.opts.progress = on_progress;
+	a.opts.progress_data = &p;
+	a.opts.stop = &stop_signal;
+	catch_signals();
+
+	ctx = new_ctx();
+	r = dmcopy_copy(ctx, a.src, a.src_off, a.dst, a.dst_off, a.length,
+			&a.opts, &rep);
+	progress_end(&p);
+	dmcopy_format_copy_report(&rep, line, sizeof(line));
+	if (r == -EINTR) {
+		warnx("%s", line);
+		dmcopy_free(ctx);
+		return 128 + (stop_signal ? stop_signal : SIGINT);
+	}
+	if (r) {
+		warnx("%s", dmcopy_last_error(ctx));
+		if (rep.copied)
+			warnx("%s", line);
+		dmcopy_free(ctx);
+		return EXIT_FAILURE;
+	}
+	if (a.debug)
+		printf("copy offload: %s\n", dmcopy_copy_offload(&rep));
+	if (!a.quiet)
+		printf("%s\n", line);
+	dmcopy_free(ctx);
+	return EXIT_SUCCESS;
+}
+
+static const struct {
+	const char *name;
+	int (*fn)(int argc, char **argv);
+} commands[] = {
+	{ "status",  cmd_status },
+	{ "create",  cmd_create },
+	{ "remove",  cmd_remove },
+	{ "message", cmd_message },
+	{ "copy",    cmd_copy },
+};
+
 int main(int argc, char **argv)
 {
 	static const struct option longopts[] = {
@@ -548,6 +1037,7 @@ int main(int argc, char **argv)
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *cmd;
+	size_t i;
 	int c;
 
 	opterr = 0;	/* bad_option() says it on one line */
@@ -567,12 +1057,15 @@ int main(int argc, char **argv)
 	if (optind == argc)
 		usage_error("no command given");
 	cmd = argv[optind];
-	if (strcmp(cmd, "status"))
+	for (i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+		if (!strcmp(cmd, commands[i].name))
+			break;
+	if (i == sizeof(commands) / sizeof(commands[0]))
 		usage_error("unknown command '%s'", cmd);
 
 	/* the command's own options, from its name on */
 	argc -= optind;
 	argv += optind;
 	optind = 0;	/* glibc: start afresh, also its internal state */
-	return cmd_status(argc, argv);
+	return commands[i].fn(argc, argv);
 }

@@ -5,7 +5,8 @@
 #
 #   make check      install what is missing, build everything, run all tests
 #   make userspace  libdmcopy (lib/) and the dmcopy command (tools/)
-#   make install    libdmcopy, its header and .pc, dmcopy [PREFIX=/usr/local DESTDIR=]
+#   make install    libdmcopy (header, .pc), dmcopy (man page, bash
+#                   completion), udev rules [PREFIX=/usr/local DESTDIR=]
 #   make demo       provision clones of a golden image (not there yet)
 #
 # See README.md and docs/workflow.md.
@@ -21,7 +22,7 @@ DEB_PACKAGES := \
 	pkg-config libdevmapper-dev libblkid-dev libsmartcols-dev \
 	libcmocka-dev jq valgrind \
 	bats nvme-cli xfsprogs lvm2 dmsetup fio e2fsprogs util-linux fdisk iproute2 \
-	mdadm
+	mdadm udev man-db groff-base python3
 
 SUDO := $(if $(filter 0,$(shell id -u)),,sudo)
 KERNEL_ENV := build/kernel.env
@@ -80,6 +81,7 @@ userspace:
 install: userspace
 	$(MAKE) -C lib install PREFIX=$(PREFIX) DESTDIR=$(DESTDIR)
 	$(MAKE) -C tools install PREFIX=$(PREFIX) DESTDIR=$(DESTDIR)
+	$(MAKE) -C udev install PREFIX=$(PREFIX) DESTDIR=$(DESTDIR)
 
 check: deps kernel modules helpers userspace
 	tests/check

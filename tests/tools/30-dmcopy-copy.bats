@@ -1,0 +1,319 @@
+#!/usr/bin/env bats
+# SPDX-License-Identifier: GPL-2.0
+#
+# dmcopy copy on null_blk, QEMU NVMe, virtio-blk and a dm-copy device:
+# every copy checked byte for byte with the bytes around the destination;
+# the report of what was offloaded, emulated and copied in user space;
+# progress lines; an interrupted copy's prefix; refusals (signatures,
+# holders, overlap) and usage errors; valgrind memcheck.
+
+bats_require_minimum_version 1.5.0
+
+load ../lib/common
+load ../lib/dm
+load ../lib/nvme
+
+DMCOPY=$DMCOPY_TOP/tools/dmcopy
+MiB=1048576
+GUARD=65536
+
+setup() {
+	guest_setup
+	[ -x "$DMCOPY" ] || fail "$DMCOPY not built (make userspace)"
+}
+
+teardown() {
+	dm_cleanup
+	nullb_unload || true
+	guest_teardown
+}
+
+# fill SRC SOFF DST DOFF LEN: random data in the source range and GUARD
+# bytes on each side of the destination range; the patterns stay in
+# $BATS_TEST_TMPDIR for verify.
+fill() {
+	local d=$BATS_TEST_TMPDIR
+	random_file "$d/src" "$5"
+	random_file "$d/before" $GUARD
+	random_file "$d/after" $GUARD
+	if [ "$4" -ge $GUARD ]; then
+		dev_write "$3" $(( $4 - GUARD )) "$d/before"
+	fi
+	dev_write "$3" $(( $4 + $5 )) "$d/after"
+	dev_write "$1" "$2" "$d/src"
+}
+
+# verify SRC SOFF DST DOFF LEN [PREFIX]: the first PREFIX bytes (LEN by
+# default) of the destination hold the source; the source and the bytes
+# around the destination range are unchanged.
+verify() {
+	local d=$BATS_TEST_TMPDIR n=${6:-$5}
+	if [ "$n" -gt 0 ]; then
+		head -c "$n" "$d/src" >"$d/prefix"
+		dev_expect "$3" "$4" "$d/prefix"
+	fi
+	dev_expect "$1" "$2" "$d/src"
+	if [ "$4" -ge $GUARD ]; then
+		dev_expect "$3" $(( $4 - GUARD )) "$d/before"
+	fi
+	dev_expect "$3" $(( $4 + $5 )) "$d/after"
+}
+
+# copy_checked SRC SOFF DST DOFF LEN [OPTION...]: fill, dmcopy copy with
+# OPTIONs, exit 0, verify. stdout and stderr are left in $output/$stderr.
+copy_checked() {
+	local src=$1 soff=$2 dst=$3 doff=$4 len=$5
+	shift 5
+	fill "$src" "$soff" "$dst" "$doff" "$len"
+	run --separate-stderr "$DMCOPY" copy "$@" --length "$len" \
+		"$src:$soff" "$dst:$doff"
+	echo "dmcopy copy $* $src:$soff $dst:$doff -> $status"
+	echo "stdout: $output"
+	echo "stderr: $stderr"
+	[ "$status" -eq 0 ] || return 1
+	verify "$src" "$soff" "$dst" "$doff" "$len"
+}
+
+# report OFFLOADED EMULATED USERSPACE: the last line of stdout.
+report() {
+	[ "${lines[-1]}" = "copied $(( $1 + $2 + $3 )) bytes: $1 offloaded, $2 emulated in the kernel, $3 in user space" ] ||
+		fail "report is '${lines[-1]}'"
+}
+
+@test "dmcopy copy on null_blk is offloaded and says so" {
+	nullb_load copy_max_bytes=$MiB
+	copy_checked /dev/nullb0 0 /dev/nullb0 $(( 64 * MiB )) $(( 8 * MiB )) --debug
+	[ "${lines[0]}" = "copy offload: yes" ]
+	report $(( 8 * MiB )) 0 0
+	# A length that is no multiple of the chunk, in pieces.
+	copy_checked /dev/nullb0 $MiB /dev/nullb0 $(( 200 * MiB )) $(( 3 * MiB + 4096 )) --chunk 1M
+	report $(( 3 * MiB + 4096 )) 0 0
+	# Offsets and length with suffixes.
+	fill /dev/nullb0 $MiB /dev/nullb0 $(( 300 * MiB )) $(( 2 * MiB ))
+	"$DMCOPY" copy -q -l 2M /dev/nullb0:1M /dev/nullb0:300M
+	verify /dev/nullb0 $MiB /dev/nullb0 $(( 300 * MiB )) $(( 2 * MiB ))
+	# Without --length: what fits in both, here the rest of the source.
+	fill /dev/nullb0 $(( 1022 * MiB )) /dev/nullb0 $(( 400 * MiB )) $(( 2 * MiB ))
+	run -0 "$DMCOPY" copy /dev/nullb0:1022M /dev/nullb0:400M
+	report $(( 2 * MiB )) 0 0
+	verify /dev/nullb0 $(( 1022 * MiB )) /dev/nullb0 $(( 400 * MiB )) $(( 2 * MiB ))
+}
+
+@test "dmcopy copy with offload off on null_blk is emulated in the kernel" {
+	nullb_load copy_max_bytes=$MiB
+	echo 0 >/sys/block/nullb0/queue/copy_max_bytes
+	copy_checked /dev/nullb0 0 /dev/nullb0 $(( 64 * MiB )) $(( 4 * MiB )) --debug
+	[ "${lines[0]}" = "copy offload: no" ]
+	report 0 $(( 4 * MiB )) 0
+}
+
+@test "dmcopy copy --no-offload reads and writes in user space" {
+	nullb_load copy_max_bytes=$MiB
+	copy_checked /dev/nullb0 0 /dev/nullb0 $(( 64 * MiB )) $(( 2 * MiB )) --no-offload --debug
+	[ "${lines[0]}" = "copy offload: avoided" ]
+	report 0 0 $(( 2 * MiB ))
+	[ "$(copy_stat /dev/nullb0 offloaded_bytes)" = 0 ]
+	[ "$(copy_stat /dev/nullb0 emulated_bytes)" = 0 ]
+}
+
+@test "dmcopy copy on QEMU NVMe is offloaded; across namespaces it still copies" {
+	local ns
+	ns=/dev/$(qemu_ns 1)
+	copy_checked "$ns" 0 "$ns" $(( 64 * MiB )) $(( 2 * MiB )) --debug
+	[ "${lines[0]}" = "copy offload: yes" ]
+	report $(( 2 * MiB )) 0 0
+}
+
+@test "dmcopy copy on virtio-blk is emulated in the kernel" {
+	copy_checked /dev/vda 0 /dev/vda $(( 64 * MiB )) $MiB --debug
+	[ "${lines[0]}" = "copy offload: no" ]
+	report 0 $MiB 0
+}
+
+@test "dmcopy copy through a dm-copy device made by dmcopy create" {
+	nullb_load copy_max_bytes=$MiB
+	dm_copy_load
+	"$DMCOPY" create dmt-cc /dev/nullb0 --size 512M
+	copy_checked /dev/mapper/dmt-cc 0 /dev/mapper/dmt-cc $(( 128 * MiB )) $(( 4 * MiB ))
+	report $(( 4 * MiB )) 0 0
+	[ "$(dm_status_field dmt-cc 3)" = $(( 4 * MiB )) ]
+	# To another device: the kernel emulates (no shared disk to offload to).
+	copy_checked /dev/mapper/dmt-cc 0 /dev/vda $(( 64 * MiB )) $MiB
+	report 0 $MiB 0
+}
+
+@test "dmcopy copy between a block device and a file falls back to user space" {
+	nullb_load copy_max_bytes=$MiB
+	local f=$BATS_TEST_TMPDIR/image
+	truncate -s $(( 8 * MiB )) "$f"
+	copy_checked /dev/nullb0 $MiB "$f" $MiB $(( 2 * MiB )) --debug
+	[ "${lines[0]}" = "copy offload: unsupported" ]
+	report 0 0 $(( 2 * MiB ))
+	# The file did not grow past the copy's end (8 MiB was its size).
+	[ "$(stat -c %s "$f")" -eq $(( 8 * MiB )) ]
+	# And back from the file to the device.
+	copy_checked "$f" 0 /dev/nullb0 $(( 100 * MiB )) $MiB
+	report 0 0 $MiB
+}
+
+@test "dmcopy copy --progress prints qemu-img -p lines; --quiet prints nothing" {
+	nullb_load copy_max_bytes=$MiB
+	local err=$BATS_TEST_TMPDIR/err
+	copy_checked /dev/nullb0 0 /dev/nullb0 $(( 64 * MiB )) $(( 4 * MiB )) --progress --chunk 1M
+	report $(( 4 * MiB )) 0 0
+	# As qemu-img -p: "    (NN.NN/100%)", each ending in \r, then one \n.
+	# Read from a file: bats strips the leading blanks of $stderr.
+	"$DMCOPY" copy -p --chunk 1M -l 4M /dev/nullb0:0 /dev/nullb0:64M 2>"$err" >/dev/null
+	od -c "$err" | head -n 8
+	[ "$(tr '\r' '\n' <"$err" | sed '/^$/d')" = "$(printf '    (%s/100%%)\n' \
+		0.00 25.00 50.00 75.00 100.00)" ]
+	[ "$(tr -cd '\r' <"$err" | wc -c)" -eq 5 ]
+	[ "$(tail -c 2 "$err" | od -An -c | tr -d ' ')" = '\r\n' ]
+	copy_checked /dev/nullb0 0 /dev/nullb0 $(( 64 * MiB )) $MiB --quiet
+	[ -z "$output" ]
+	[ -z "$stderr" ]
+	# Not a terminal and no --progress: only the report.
+	copy_checked /dev/nullb0 0 /dev/nullb0 $(( 64 * MiB )) $MiB
+	[ -z "$stderr" ]
+	[ "${#lines[@]}" -eq 1 ]
+}
+
+@test "dmcopy copy interrupted by SIGINT exits 130 and reports a prefix that is copied" {
+	nullb_load copy_max_bytes=$MiB
+	local len=$(( 128 * MiB )) d=$BATS_TEST_TMPDIR pid n st=0
+	fill /dev/nullb0 0 /dev/nullb0 $(( 512 * MiB )) $len
+	# Read and written here in 64 KiB pieces: slow enough to stop half way.
+	"$DMCOPY" copy --no-offload --chunk 64K -p /dev/nullb0:0 /dev/nullb0:512M \
+		--length $len >"$d/out" 2>"$d/err" &
+	pid=$!
+	# Interrupt once it has copied something.
+	for _ in $(seq 200); do
+		grep -q '(0\.[0-9][1-9]/100%)\|([1-9][0-9.]*/100%)' "$d/err" && break
+		sleep 0.05
+	done
+	kill -INT $pid
+	wait $pid || st=$?
+	tr '\r' '\n' <"$d/err" | tail -n 3
+	[ "$st" -eq 130 ]
+	[ ! -s "$d/out" ]
+	n=$(sed -n 's/.*dmcopy: interrupted: the first \([0-9]*\) of .*/\1/p' "$d/err")
+	[ -n "$n" ]
+	[ "$n" -gt 0 ]
+	[ "$n" -lt $len ]
+	grep -q "dmcopy: interrupted: the first $n of $len bytes are copied: 0 offloaded, 0 emulated in the kernel, $n in user space" "$d/err"
+	verify /dev/nullb0 0 /dev/nullb0 $(( 512 * MiB )) $len "$n"
+}
+
+@test "dmcopy copy refuses a destination with an ext4 filesystem unless forced" {
+	nullb_load copy_max_bytes=$MiB
+	mkfs.ext4 -q -F /dev/nullb0 64M
+	local before=$BATS_TEST_TMPDIR/head
+	dev_read /dev/nullb0 0 $(( 2 * MiB )) "$before"
+	run --separate-stderr "$DMCOPY" copy -l 1M /dev/nullb0:512M /dev/nullb0:0
+	echo "$stderr"
+	[ "$status" -eq 1 ]
+	[ "$stderr" = "dmcopy: /dev/nullb0: holds an ext4 filesystem (force overwrites it)" ]
+	dev_expect /dev/nullb0 0 "$before"
+	copy_checked /dev/nullb0 $(( 512 * MiB )) /dev/nullb0 0 $MiB --force
+	[ -z "$(blkid -p /dev/nullb0 -o value -s TYPE)" ]
+}
+
+@test "dmcopy copy refuses a destination with a holder or opened exclusively unless forced" {
+	nullb_load copy_max_bytes=$MiB
+	local dm pid
+	dmsetup create dmt-hold --table "0 2048 linear /dev/nullb0 0"
+	dm=$(dm_dev dmt-hold)
+	run --separate-stderr "$DMCOPY" copy -l 1M /dev/nullb0:0 /dev/nullb0:64M
+	echo "$stderr"
+	[ "$status" -eq 1 ]
+	[ "$stderr" = "dmcopy: /dev/nullb0: in use by $dm (force copies anyway)" ]
+	copy_checked /dev/nullb0 0 /dev/nullb0 $(( 64 * MiB )) $MiB -f
+	dmsetup remove dmt-hold
+	# Opened with O_EXCL by another program, as a mount or mdadm does.
+	python3 -c 'import os, sys, time
+os.open("/dev/nullb0", os.O_RDONLY | os.O_EXCL); print("open", flush=True); time.sleep(60)' \
+		>"$BATS_TEST_TMPDIR/excl" &
+	pid=$!
+	for _ in $(seq 100); do
+		[ -s "$BATS_TEST_TMPDIR/excl" ] && break
+		sleep 0.05
+	done
+	run --separate-stderr "$DMCOPY" copy -l 1M /dev/nullb0:0 /dev/nullb0:64M
+	echo "$stderr"
+	[ "$status" -eq 1 ]
+	[ "$stderr" = "dmcopy: /dev/nullb0: in use: mounted or opened exclusively by another program (force copies anyway)" ]
+	copy_checked /dev/nullb0 0 /dev/nullb0 $(( 64 * MiB )) $MiB --force
+	kill $pid
+	wait $pid || true
+}
+
+@test "dmcopy copy refuses overlapping ranges on one disk and ranges past the end" {
+	nullb_load copy_max_bytes=$MiB
+	local s
+	for s in "/dev/nullb0:0 /dev/nullb0:1M" "/dev/nullb0:1M /dev/nullb0:0" \
+		 "/dev/nullb0:0 /dev/nullb0:0"; do
+		run --separate-stderr "$DMCOPY" copy -l 2M $s
+		echo "$s: $stderr"
+		[ "$status" -eq 1 ]
+		[ "${#stderr_lines[@]}" -eq 1 ]
+		[[ $stderr == *overlap* ]]
+	done
+	run --separate-stderr "$DMCOPY" copy -l 2M /dev/nullb0:1023M /dev/nullb0:0
+	echo "$stderr"
+	[ "$status" -eq 1 ]
+	[ "${#stderr_lines[@]}" -eq 1 ]
+	[[ $stderr == "dmcopy: /dev/nullb0: "* ]]
+	run --separate-stderr "$DMCOPY" copy -l 1000 /dev/nullb0:0 /dev/nullb0:1M
+	echo "$stderr"
+	[ "$status" -eq 1 ]
+	[[ $stderr == *"not a multiple of the 512"* ]]
+}
+
+@test "dmcopy copy usage errors exit 2 with the message and a pointer to --help" {
+	nullb_load copy_max_bytes=$MiB
+	local args
+	while IFS='|' read -r args msg; do
+		# shellcheck disable=SC2086
+		run --separate-stderr "$DMCOPY" copy $args
+		echo "copy $args: $status: $stderr"
+		[ "$status" -eq 2 ]
+		[ -z "$output" ]
+		[ "${#stderr_lines[@]}" -eq 2 ]
+		[ "${stderr_lines[0]}" = "dmcopy: $msg" ]
+		[ "${stderr_lines[1]}" = "Try 'dmcopy --help' for more information." ]
+	done <<-'EOF'
+	--bogus /dev/nullb0 /dev/nullb0:1M|unrecognized option '--bogus'
+	-z /dev/nullb0 /dev/nullb0:1M|invalid option -- 'z'
+	-l 1Q /dev/nullb0 /dev/nullb0:1M|invalid size '1Q' for --length
+	-l 0 /dev/nullb0 /dev/nullb0:1M|--length 0: nothing to copy
+	--chunk x /dev/nullb0 /dev/nullb0:1M|invalid size 'x' for --chunk
+	|copy: no source given
+	/dev/nullb0|copy: no destination given
+	/dev/nullb0 /dev/nullb0:1M extra|copy: unexpected argument 'extra'
+	-p -q /dev/nullb0 /dev/nullb0:1M|--progress and --quiet are mutually exclusive
+	EOF
+	# A missing device is a failure (1), named.
+	run --separate-stderr "$DMCOPY" copy -l 1M /dev/nonexistent /dev/nullb0:1M
+	[ "$status" -eq 1 ]
+	[ "$stderr" = "dmcopy: /dev/nonexistent: No such file or directory" ]
+}
+
+@test "dmcopy copy is clean under valgrind memcheck, offloaded and in user space" {
+	command -v valgrind >/dev/null || fail "valgrind not installed (make deps)"
+	nullb_load copy_max_bytes=$MiB
+	local f=$BATS_TEST_TMPDIR/image
+	truncate -s $(( 4 * MiB )) "$f"
+	run valgrind -q --leak-check=full --error-exitcode=99 \
+		"$DMCOPY" copy -p -l 4M /dev/nullb0:0 /dev/nullb0:64M
+	echo "$output" | tail -n 20
+	[ "$status" -eq 0 ]
+	run valgrind -q --leak-check=full --error-exitcode=99 \
+		"$DMCOPY" copy -l 1M /dev/nullb0:0 "$f"
+	echo "$output" | tail -n 20
+	[ "$status" -eq 0 ]
+	run valgrind -q --leak-check=full --error-exitcode=99 \
+		"$DMCOPY" copy -l 1M /dev/nullb0:0 /dev/nullb0:512K
+	echo "$output" | tail -n 20
+	# A refusal (overlap) leaks nothing either.
+	[ "$status" -eq 1 ]
+}

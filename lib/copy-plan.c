@@ -129,6 +129,30 @@ int dmcopy_copy_plan(struct dmcopy_ctx *ctx,
 	return 0;
 }
 
+const char *dmcopy_copy_refusal(int err, const struct dmcopy_copy_end *src,
+				const struct dmcopy_copy_end *dst)
+{
+	switch (err) {
+	case EXDEV:
+		return "the kernel does not copy between these two (EXDEV): copied in user space";
+	case EOPNOTSUPP:
+	case ENOSYS:
+		return "copy_file_range() is not supported here: copied in user space";
+	case EINVAL:
+		if (src->is_blockdev != dst->is_blockdev)
+			return "the kernel does not copy between a block device and a regular file: copied in user space";
+		/*
+		 * Between two block devices, EINVAL is the kernel's refusal
+		 * only without copy offload: with it, the plan has already
+		 * ruled out what the kernel would call invalid.
+		 */
+		if (src->is_blockdev && (!src->kernel_copy || !dst->kernel_copy))
+			return "kernel without copy offload: copies go through user space";
+		return NULL;
+	}
+	return NULL;
+}
+
 const char *dmcopy_copy_offload(const struct dmcopy_copy_report *rep)
 {
 	if (rep->avoided)

@@ -71,6 +71,7 @@ static int describe(struct dmcopy_ctx *ctx, const char *path, bool is_dst,
 	e->start = side->caps.partition_start;
 	e->size = side->caps.size_bytes;
 	e->align = side->caps.logical_block_size ?: 512;
+	e->kernel_copy = side->caps.has_copy_sysfs;
 	return 0;
 }
 
@@ -184,20 +185,6 @@ static int read_copy_stat(struct dmcopy_ctx *ctx, const struct copy_side *dst,
 	return 0;
 }
 
-/* What copy_file_range() answers when it will not copy between these two. */
-static bool refusal(int err, const struct copy_run *run)
-{
-	switch (err) {
-	case EXDEV:
-	case EOPNOTSUPP:
-	case ENOSYS:
-		return true;
-	case EINVAL:
-		return run->src.end.is_blockdev != run->dst.end.is_blockdev;
-	}
-	return false;
-}
-
 /*
  * One chunk with copy_file_range(): 0, 1 when the kernel refused (nothing
  * of this chunk copied), or a negative errno. A stop request that
@@ -207,6 +194,7 @@ static int kernel_chunk(struct copy_run *run, uint64_t n,
 			const volatile sig_atomic_t *stop)
 {
 	struct dmcopy_copy_report *rep = run->rep;
+	const char *why = NULL;
 	uint64_t got = 0;
 	loff_t in, out;
 	ssize_t ret;
@@ -221,9 +209,13 @@ static int kernel_chunk(struct copy_run *run, uint64_t n,
 				return 0;
 			continue;
 		}
-		if (ret < 0 && !got && refusal(errno, run)) {
+		if (ret < 0 && !got)
+			why = dmcopy_copy_refusal(errno, &run->src.end,
+						  &run->dst.end);
+		if (ret < 0 && why) {
 			rep->refused = true;
 			rep->refused_errno = errno;
+			rep->refused_why = why;
 			return 1;
 		}
 		if (ret < 0)

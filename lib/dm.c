@@ -228,11 +228,12 @@ static int add_targets(struct dmcopy_ctx *ctx, struct dm_task *dmt,
 /*
  * Run @dmt with a udev cookie and wait for udev (or, without udev sync,
  * have libdm make the nodes). libdm's sync switch is global: it is turned
- * off for this call only when @ctx says so, and back on after.
+ * off for this call only when @ctx says so, then put back as it was.
  */
 static int run_with_cookie(struct dmcopy_ctx *ctx, struct dm_task *dmt,
 			   const char *name, const char *what)
 {
+	int was_sync = dm_udev_get_sync_support();
 	uint32_t cookie = 0;
 	int r = 0;
 
@@ -246,7 +247,7 @@ static int run_with_cookie(struct dmcopy_ctx *ctx, struct dm_task *dmt,
 	/* also after a failure: the cookie's semaphore goes away */
 	(void)dm_udev_wait(cookie);
 	if (!ctx->udev_sync)
-		dm_udev_set_sync_support(1);
+		dm_udev_set_sync_support(was_sync);
 	return r;
 }
 

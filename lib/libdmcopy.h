@@ -187,6 +187,49 @@ int dmcopy_dm_targets(struct dmcopy_ctx *ctx, const char *dm_name,
 int dmcopy_dm_types(const struct dmcopy_dm_target *targets, size_t count,
 		    char *buf, size_t len);
 
+#define DMCOPY_TYPES_LEN	256	/* "copy,linear", with the NUL */
+#define DMCOPY_STACK_WHY_LEN	320
+
+/* One device of a stack, as dmcopy_device_stack() finds it. */
+struct dmcopy_layer {
+	unsigned int depth;		/* 0: the device asked about */
+	struct dmcopy_caps caps;
+	char types[DMCOPY_TYPES_LEN];	/* dm target types (dmcopy_dm_types);
+					   "" if not dm or not readable */
+};
+
+/*
+ * dmcopy_device_stack - a device and every device under it
+ * @name: as for dmcopy_device_caps()
+ * @layers: receives a malloc()ed array, depth first: the device, then
+ *	each of its slaves followed by the devices under that slave (a
+ *	device under two slaves appears twice); free it with
+ *	dmcopy_stack_free()
+ * @count: the number of layers (at least 1)
+ *
+ * Target types are read only from the running kernel's tables (usually as
+ * root); with another sysfs root or without root they stay "". Returns 0
+ * or a negative errno (-ELOOP for a stack deeper than 16 layers).
+ */
+int dmcopy_device_stack(struct dmcopy_ctx *ctx, const char *name,
+			struct dmcopy_layer **layers, size_t *count);
+
+/* dmcopy_stack_free - free what dmcopy_device_stack() returned */
+void dmcopy_stack_free(struct dmcopy_layer *layers, size_t count);
+
+/*
+ * dmcopy_stack_decider - which layer decides how a copy into layers[0]
+ * goes: going down from the top, the first one that has no copy offload
+ * in the kernel, holds a copy target (it serves copies itself), has
+ * offload turned off (copy_max_bytes 0 under a copy_max_hw_bytes), or
+ * has a target other than linear and copy (it passes no copies down);
+ * else, of the devices below, one whose offload is off or missing, else
+ * the first bottom device. Its index, and in @why (DMCOPY_STACK_WHY_LEN
+ * bytes is enough; may be NULL) why, in words.
+ */
+size_t dmcopy_stack_decider(const struct dmcopy_layer *layers, size_t count,
+			    char *why, size_t len);
+
 enum dmcopy_path {
 	DMCOPY_OFFLOAD,		/* the disk copies it itself */
 	DMCOPY_EMULATE_KERNEL,	/* the kernel reads and writes */
@@ -494,6 +537,8 @@ struct dmcopy_copy_end {
 	uint64_t align;		/* logical block size; 1 for a regular file */
 	bool grows;		/* a regular file destination: may grow, from
 				   any offset */
+	bool kernel_copy;	/* a block device with copy_* in sysfs: the
+				   kernel copies between block devices */
 };
 
 /*
@@ -561,6 +606,7 @@ struct dmcopy_copy_report {
 	bool refused;		/* copy_file_range() refused: user space */
 	int refused_errno;	/* its errno (EXDEV, EINVAL, EOPNOTSUPP...) */
 	bool interrupted;	/* opts->stop stopped it */
+	const char *refused_why; /* with refused: why, in words (static) */
 };
 
 /*
@@ -593,6 +639,18 @@ int dmcopy_copy(struct dmcopy_ctx *ctx,
 		const char *dst_path, uint64_t dst_off, uint64_t len,
 		const struct dmcopy_copy_opts *opts,
 		struct dmcopy_copy_report *report);
+
+/*
+ * dmcopy_copy_refusal - is @err, from copy_file_range() between @src and
+ * @dst before it copied anything, the kernel declining to copy between
+ * them (then user space copies)? NULL when it is a real error, else why in
+ * words: "kernel without copy offload: copies go through user space" for
+ * two block devices on a kernel whose block devices have no copy_* in
+ * sysfs (it takes only regular files), "the kernel does not copy between
+ * a block device and a regular file", and so on.
+ */
+const char *dmcopy_copy_refusal(int err, const struct dmcopy_copy_end *src,
+				const struct dmcopy_copy_end *dst);
 
 /*
  * dmcopy_copy_offload - how cp --debug would put it: "avoided" (no_offload),

@@ -69,12 +69,27 @@ static void usage_error(const char *fmt, ...)
 	exit(EXIT_USAGE);
 }
 
-/* The report getopt_long() would print, on one line, then exit 2. */
-static void bad_option(char **argv)
+/*
+ * The report getopt_long() would print, on one line, then exit 2. @c is
+ * what it returned: ':' for a missing argument (the option strings start
+ * with ':'), '?' for anything else.
+ */
+static void bad_option(char **argv, int c)
 {
-	if (optopt)
+	const char *arg = argv[optind - 1];
+	bool is_long = !strncmp(arg, "--", 2);
+
+	if (c == ':' && is_long)
+		usage_error("option '%s' requires an argument", arg);
+	if (c == ':')
+		usage_error("option requires an argument -- '%c'", optopt);
+	/* a long option that takes no argument was given one */
+	if (is_long && optopt && strchr(arg, '='))
+		usage_error("option '%.*s' doesn't allow an argument",
+			    (int)strcspn(arg, "="), arg);
+	if (optopt && optopt < 256)
 		usage_error("invalid option -- '%c'", optopt);
-	usage_error("unrecognized option '%s'", argv[optind - 1]);
+	usage_error("unrecognized option '%s'", arg);
 }
 
 enum col_kind {
@@ -101,6 +116,7 @@ enum {
 	COL_SLAVES,
 	COL_HOLDERS,
 	COL_VERDICT,
+	COL_LAYER,
 	COL_NOTE,
 };
 
@@ -143,6 +159,8 @@ static const struct colinfo infos[] = {
 		"devices built on this one, joined by ','" },
 	[COL_VERDICT] = { "VERDICT", 8, 0, KIND_STR,
 		"how a copy inside the device goes: offload, emulate-kernel, userspace" },
+	[COL_LAYER] = { "LAYER", 0.1, 0, KIND_STR,
+		"the device of the stack below whose limits decide (a copy target, offload off, the disk)" },
 	[COL_NOTE] = { "NOTE", 0.3, SCOLS_FL_TRUNC, KIND_STR, "why, in words" },
 };
 
@@ -150,7 +168,7 @@ static const struct colinfo infos[] = {
 
 static const int default_columns[] = {
 	COL_NAME, COL_SIZE, COL_LOGSEC, COL_COPY_MAX_HW, COL_COPY_MAX,
-	COL_OFFLOADED, COL_EMULATED, COL_FAILED, COL_TYPE, COL_NOTE,
+	COL_OFFLOADED, COL_EMULATED, COL_FAILED, COL_TYPE, COL_LAYER, COL_NOTE,
 };
 
 struct status_opts {
@@ -184,7 +202,7 @@ static void usage(void)
 	       " -V, --version  display version\n"
 	       "\n"
 	       "Status options:\n"
-	       " -J, --json             use JSON output format\n"
+	       " -J, --json             use JSON output format (sizes in bytes)\n"
 	       " -r, --raw              use raw output format\n"
 	       " -o, --output <list>    output columns ('-o help' lists them,\n"
 	       "                        '+<list>' adds to the default)\n"
@@ -315,6 +333,27 @@ static void dm_types(struct dmcopy_ctx *ctx, bool real_sysfs,
 	free(targets);
 }
 
+/*
+ * The kernel name of the layer that decides, and for a dm device whose
+ * decider lies below, why ("nullb0 offloads copies"). A device with no
+ * stack to walk decides for itself.
+ */
+static void decider(struct dmcopy_ctx *ctx, const struct dmcopy_caps *caps,
+		    char *buf, size_t len)
+{
+	struct dmcopy_layer *layers;
+	size_t count, d;
+
+	snprintf(buf, len, "%s", caps->name);
+	if (!caps->nr_slaves)
+		return;
+	if (dmcopy_device_stack(ctx, caps->name, &layers, &count) < 0)
+		return;
+	d = dmcopy_stack_decider(layers, count, NULL, 0);
+	snprintf(buf, len, "%s", layers[d].caps.name);
+	dmcopy_stack_free(layers, count);
+}
+
 struct row_data {
 	struct dmcopy_ctx *ctx;
 	bool real_sysfs;
@@ -387,6 +426,9 @@ static void text_of(const struct row_data *rd, int id, char *buf, size_t len)
 		snprintf(buf, len, "%s", id == COL_VERDICT ?
 			 dmcopy_path_name(v.path) : v.reason);
 		break;
+	case COL_LAYER:
+		decider(rd->ctx, caps, buf, len);
+		break;
 	}
 }
 
@@ -406,7 +448,8 @@ static int add_row(struct libscols_table *tb, const struct row_data *rd)
 			text_of(rd, id, buf, sizeof(buf));
 		else if (!has_copy_value(rd->caps, id))
 			buf[0] = '\0';	/* JSON null: not 0, unknown */
-		else if (infos[id].kind == KIND_SIZE && !rd->opts->bytes)
+		else if (infos[id].kind == KIND_SIZE && !rd->opts->bytes &&
+			 !rd->opts->json)
 			human_size(n, buf, sizeof(buf));
 		else
 			snprintf(buf, sizeof(buf), "%" PRIu64, n);
@@ -436,7 +479,8 @@ static struct libscols_table *new_table(const struct status_opts *o)
 			scols_unref_table(tb);
 			return NULL;
 		}
-		if (ci->kind == KIND_COUNT || (ci->kind == KIND_SIZE && o->bytes))
+		/* JSON: sizes in bytes, so that every number is one */
+		if (ci->kind == KIND_COUNT || (ci->kind == KIND_SIZE && o->json))
 			scols_column_set_json_type(cl, SCOLS_JSON_NUMBER);
 	}
 	return tb;
@@ -521,7 +565,7 @@ static void parse_status_options(int argc, char **argv, struct status_opts *o)
 	const char *columns = NULL;
 	int c;
 
-	while ((c = getopt_long(argc, argv, "Jro:nbh", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":Jro:nbh", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'J': o->json = true; break;
 		case 'r': o->raw = true; break;
@@ -529,7 +573,7 @@ static void parse_status_options(int argc, char **argv, struct status_opts *o)
 		case 'n': o->noheadings = true; break;
 		case 'b': o->bytes = true; break;
 		case 'h': usage(); exit(EXIT_SUCCESS);
-		default: bad_option(argv);
+		default: bad_option(argv, c);
 		}
 	}
 	if (o->json && o->raw)
@@ -649,7 +693,7 @@ static void parse_create_options(int argc, char **argv, struct create_opts *o)
 	};
 	int c;
 
-	while ((c = getopt_long(argc, argv, "s:m:h", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":s:m:h", longopts, NULL)) != -1) {
 		switch (c) {
 		case OPT_OFFSET:
 			o->offset = size_arg("--offset", optarg);
@@ -675,7 +719,7 @@ static void parse_create_options(int argc, char **argv, struct create_opts *o)
 			break;
 		case OPT_NOUDEVSYNC: o->noudevsync = true; break;
 		case 'h': usage(); exit(EXIT_SUCCESS);
-		default: bad_option(argv);
+		default: bad_option(argv, c);
 		}
 	}
 	if (argc - optind < 2)
@@ -743,11 +787,11 @@ static int cmd_remove(int argc, char **argv)
 	bool noudevsync = false;
 	int c;
 
-	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
 		switch (c) {
 		case OPT_NOUDEVSYNC: noudevsync = true; break;
 		case 'h': usage(); exit(EXIT_SUCCESS);
-		default: bad_option(argv);
+		default: bad_option(argv, c);
 		}
 	}
 	if (optind == argc)
@@ -774,10 +818,10 @@ static int cmd_message(int argc, char **argv)
 	const char *word;
 	int c, nargs;
 
-	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'h': usage(); exit(EXIT_SUCCESS);
-		default: bad_option(argv);
+		default: bad_option(argv, c);
 		}
 	}
 	nargs = argc - optind;
@@ -931,7 +975,7 @@ static void parse_copy_options(int argc, char **argv, struct copy_args *a)
 	};
 	int c;
 
-	while ((c = getopt_long(argc, argv, "l:fpqh", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":l:fpqh", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'l':
 			a->length = size_arg("--length", optarg);
@@ -949,7 +993,7 @@ static void parse_copy_options(int argc, char **argv, struct copy_args *a)
 		case 'q': a->quiet = true; break;
 		case OPT_DEBUG: a->debug = true; break;
 		case 'h': usage(); exit(EXIT_SUCCESS);
-		default: bad_option(argv);
+		default: bad_option(argv, c);
 		}
 	}
 	if (a->progress && a->quiet)
@@ -1012,6 +1056,8 @@ static int cmd_copy(int argc, char **argv)
 	}
 	if (a.debug)
 		printf("copy offload: %s\n", dmcopy_copy_offload(&rep));
+	if (!a.quiet && rep.refused)
+		printf("%s\n", rep.refused_why);
 	if (!a.quiet)
 		printf("%s\n", line);
 	dmcopy_free(ctx);
@@ -1042,7 +1088,7 @@ int main(int argc, char **argv)
 
 	opterr = 0;	/* bad_option() says it on one line */
 	/* '+': options after the command are the command's */
-	while ((c = getopt_long(argc, argv, "+hV", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+:hV", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'h':
 			usage();
@@ -1051,7 +1097,7 @@ int main(int argc, char **argv)
 			printf("%s %s\n", prog, DMCOPY_VERSION);
 			return EXIT_SUCCESS;
 		default:
-			bad_option(argv);
+			bad_option(argv, c);
 		}
 	}
 	if (optind == argc)

@@ -45,19 +45,19 @@ usage_error() {
 	[ "$status" -eq 0 ]
 	[ -z "$stderr" ]
 	[ "${#lines[@]}" -eq 7 ]
-	[[ ${lines[0]} =~ ^NAME\ +SIZE\ +LOG-SEC\ +COPY-MAX-HW\ +COPY-MAX\ +OFFLOADED\ +EMULATED\ +FAILED\ +TYPE\ +NOTE$ ]]
-	[[ ${lines[2]} =~ ^nullb0\ +1G\ +512\ +128M\ +128M\ +3\ +1\ +1\ +nullb0\ offloads\ copies$ ]]
-	[[ ${lines[6]} =~ ^vda\ +10G\ +512\ +kernel\ without\ copy\ offload:\ copies\ go\ through\ user\ space$ ]]
+	[[ ${lines[0]} =~ ^NAME\ +SIZE\ +LOG-SEC\ +COPY-MAX-HW\ +COPY-MAX\ +OFFLOADED\ +EMULATED\ +FAILED\ +TYPE\ +LAYER\ +NOTE$ ]]
+	[[ ${lines[2]} =~ ^nullb0\ +1G\ +512\ +128M\ +128M\ +3\ +1\ +1\ +nullb0\ +nullb0\ offloads\ copies$ ]]
+	[[ ${lines[6]} =~ ^vda\ +10G\ +512\ +vda\ +kernel\ without\ copy\ offload:\ copies\ go\ through\ user\ space$ ]]
 	[[ $output != *loop0* ]]
 }
 
-@test "-J: JSON that jq reads, numbers as numbers, unknown as null" {
+@test "-J: JSON that jq reads, numbers (sizes in bytes) as numbers, unknown as null" {
 	status -J
 	[ "$status" -eq 0 ]
 	[ "$(jq '.devices | length' <<<"$output")" -eq 6 ]
 	[ "$(jq -r '.devices[] | select(.name == "nullb0") | [.offloaded, .emulated, .failed, ."log-sec"] | map(type) | unique | .[]' <<<"$output")" = number ]
 	[ "$(jq -c '.devices[] | select(.name == "nullb0") | [.offloaded, .emulated, .failed, ."log-sec"]' <<<"$output")" = "[3,1,1,512]" ]
-	[ "$(jq -r '.devices[] | select(.name == "nullb0") | .size' <<<"$output")" = 1G ]
+	[ "$(jq -r '.devices[] | select(.name == "nullb0") | .size' <<<"$output")" = 1073741824 ]
 	[ "$(jq -c '.devices[] | select(.name == "vda") | [."copy-max-hw", .offloaded]' <<<"$output")" = "[null,null]" ]
 	[ "$(jq -r '.devices[] | select(.name == "sda") | .note' <<<"$output")" = "sda cannot offload copies" ]
 }
@@ -87,7 +87,7 @@ usage_error() {
 @test "-o +LIST adds to the default columns; names in any case" {
 	status -r -o +uuid dm-0
 	[ "$status" -eq 0 ]
-	[ "${lines[0]}" = "NAME SIZE LOG-SEC COPY-MAX-HW COPY-MAX OFFLOADED EMULATED FAILED TYPE NOTE UUID" ]
+	[ "${lines[0]}" = "NAME SIZE LOG-SEC COPY-MAX-HW COPY-MAX OFFLOADED EMULATED FAILED TYPE LAYER NOTE UUID" ]
 	[[ ${lines[1]} == "dm-0 512M 512 8M 8M 5 2 0 "*" COPY-golden" ]]
 }
 
@@ -103,7 +103,7 @@ usage_error() {
 	[ "$status" -eq 0 ]
 	[ "${lines[0]}" = "Available output columns:" ]
 	[[ $output =~ \ +COPY-MAX-HW\ +largest\ copy ]]
-	[ "${#lines[@]}" -eq 19 ]
+	[ "${#lines[@]}" -eq 20 ]
 }
 
 @test "-h and --help print usage on stdout and exit 0; -V the version" {
@@ -127,6 +127,20 @@ usage_error() {
 	usage_error status -o NAME,NOPE "unknown column 'NOPE'"
 	usage_error status -o NAME,,SIZE "empty column name in 'NAME,,SIZE'"
 	usage_error status -J -r "--json and --raw are mutually exclusive"
+	usage_error status -o "option requires an argument -- 'o'"
+	usage_error status --output "option '--output' requires an argument"
+	usage_error status --json=yes "option '--json' doesn't allow an argument"
+	usage_error create --offset "option '--offset' requires an argument"
+	usage_error copy -f -l "option requires an argument -- 'l'"
+	usage_error copy --length "option '--length' requires an argument"
+}
+
+@test "LAYER: a dm device names the device below whose limits decide" {
+	status -r -n -o NAME,LAYER dm-0 nullb0 vda
+	[ "$status" -eq 0 ]
+	[ "${lines[0]}" = "dm-0 nullb0" ]
+	[ "${lines[1]}" = "nullb0 nullb0" ]
+	[ "${lines[2]}" = "vda vda" ]
 }
 
 @test "a device that is not there: exit 1, one line on stderr, no table" {

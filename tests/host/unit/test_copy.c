@@ -276,6 +276,30 @@ static void test_report(void **state)
 	assert_int_equal(dmcopy_format_copy_report(&rep, tiny, sizeof(tiny)), -ENOSPC);
 }
 
+static void test_refusal(void **state)
+{
+	struct dmcopy_copy_end old_disk = disk, old_four_k = four_k;
+	struct dmcopy_copy_end new_disk = disk, new_four_k = four_k;
+
+	(void)state;
+	new_disk.kernel_copy = true;
+	new_four_k.kernel_copy = true;
+	/* a block device and a regular file: refused, with or without copy */
+	assert_string_equal(dmcopy_copy_refusal(EINVAL, &new_disk, &file),
+			    "the kernel does not copy between a block device and a regular file: copied in user space");
+	/* two block devices: 6.12 without the series takes only files */
+	assert_string_equal(dmcopy_copy_refusal(EINVAL, &old_disk, &old_four_k),
+			    "kernel without copy offload: copies go through user space");
+	/* with copy offload, EINVAL is a real error the plan missed */
+	assert_null(dmcopy_copy_refusal(EINVAL, &new_disk, &new_four_k));
+	assert_non_null(dmcopy_copy_refusal(EXDEV, &new_disk, &new_four_k));
+	assert_non_null(dmcopy_copy_refusal(EOPNOTSUPP, &file, &file));
+	assert_null(dmcopy_copy_refusal(EIO, &old_disk, &old_four_k));
+	assert_null(dmcopy_copy_refusal(ENOSPC, &new_disk, &file));
+	/* two regular files: EINVAL is an error */
+	assert_null(dmcopy_copy_refusal(EINVAL, &file, &file));
+}
+
 /* ------------------------------------------- the engine on regular files */
 
 struct files {
@@ -420,6 +444,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_spec, setup, teardown),
 		cmocka_unit_test(test_overlap),
+		cmocka_unit_test(test_refusal),
 		cmocka_unit_test_setup_teardown(test_length, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_overlap_plan, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_alignment, setup, teardown),

@@ -13,6 +13,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <stdio.h>
 #include <string.h>
 #include <setjmp.h>
 #include <cmocka.h>
@@ -106,6 +107,53 @@ static void test_dm(void **state)
 	assert_int_equal(c.nr_holders, 0);
 	assert_true(c.copy_max_hw_bytes == 8388608);
 	dmcopy_caps_release(&c);
+}
+
+static void test_stack(void **state)
+{
+	struct dmcopy_layer *layers;
+	char why[DMCOPY_STACK_WHY_LEN];
+	size_t count;
+
+	/* dm-0 over nullb0: the disk below decides */
+	assert_int_equal(dmcopy_device_stack(*state, "dm-0", &layers, &count), 0);
+	assert_int_equal(count, 2);
+	assert_string_equal(layers[0].caps.name, "dm-0");
+	assert_int_equal(layers[0].depth, 0);
+	assert_string_equal(layers[1].caps.name, "nullb0");
+	assert_int_equal(layers[1].depth, 1);
+	/* fixture sysfs: no tables to read */
+	assert_string_equal(layers[0].types, "");
+	assert_int_equal(dmcopy_stack_decider(layers, count, why, sizeof(why)), 1);
+	assert_string_equal(why, "nullb0 offloads copies");
+	/* turning offload off on the top decides there */
+	layers[0].caps.copy_max_bytes = 0;
+	assert_int_equal(dmcopy_stack_decider(layers, count, why, sizeof(why)), 0);
+	assert_string_equal(why, "offload off on dm-0 (copy_max_bytes 0)");
+	layers[0].caps.copy_max_bytes = 8388608;
+	/* ... and on the disk below, there */
+	layers[1].caps.copy_max_bytes = 0;
+	assert_int_equal(dmcopy_stack_decider(layers, count, why, sizeof(why)), 1);
+	assert_string_equal(why, "offload off on nullb0 (copy_max_bytes 0)");
+	layers[1].caps.copy_max_bytes = 134217728;
+	/* a copy target serves copies itself; another target type stops them */
+	snprintf(layers[0].types, sizeof(layers[0].types), "linear,copy");
+	assert_int_equal(dmcopy_stack_decider(layers, count, why, sizeof(why)), 0);
+	assert_string_equal(why, "the copy target of dm-0 serves copies");
+	snprintf(layers[0].types, sizeof(layers[0].types), "linear,striped");
+	assert_int_equal(dmcopy_stack_decider(layers, count, NULL, 0), 0);
+	assert_int_equal(dmcopy_stack_decider(layers, count, why, sizeof(why)), 0);
+	assert_string_equal(why, "dm-0: its striped target passes no copies down");
+	dmcopy_stack_free(layers, count);
+
+	/* a device with nothing below is its own stack */
+	assert_int_equal(dmcopy_device_stack(*state, "vda", &layers, &count), 0);
+	assert_int_equal(count, 1);
+	assert_int_equal(dmcopy_stack_decider(layers, count, why, sizeof(why)), 0);
+	assert_string_equal(why, "kernel without copy offload: copies go through user space");
+	dmcopy_stack_free(layers, count);
+
+	assert_int_equal(dmcopy_device_stack(*state, "nosuch", &layers, &count), -ENOENT);
 }
 
 static void expect_resolved(struct dmcopy_ctx *ctx, const char *spec,
@@ -282,6 +330,7 @@ int main(void)
 		cmocka_unit_test(test_no_copy_sysfs),
 		cmocka_unit_test(test_partition),
 		cmocka_unit_test(test_dm),
+		cmocka_unit_test(test_stack),
 		cmocka_unit_test(test_resolve),
 		cmocka_unit_test(test_list),
 		cmocka_unit_test(test_broken_root),

@@ -1,11 +1,11 @@
 #!/usr/bin/env bats
 # SPDX-License-Identifier: GPL-2.0
 #
-# dmcopy copy on null_blk, QEMU NVMe, virtio-blk and a dm-copy device:
-# every copy checked byte for byte with the bytes around the destination;
-# the report of what was offloaded, emulated and copied in user space;
-# progress lines; an interrupted copy's prefix; refusals (signatures,
-# holders, overlap) and usage errors; valgrind memcheck.
+# dmcopy copy on null_blk, QEMU NVMe, virtio-blk, dm-linear and a dm-copy
+# device: every copy checked byte for byte with the bytes around the
+# destination; the report of what was offloaded, emulated and copied in
+# user space; progress lines; an interrupted copy's prefix; refusals
+# (signatures, holders, overlap) and usage errors; valgrind memcheck.
 
 bats_require_minimum_version 1.5.0
 
@@ -142,12 +142,38 @@ report() {
 	report 0 $MiB 0
 }
 
+@test "dmcopy copy through dm-linear: offloaded inside a target, emulated across two" {
+	nullb_load copy_max_bytes=$MiB
+	local nb dm
+	nb=$(devno /dev/nullb0)
+	# Two targets over one disk: [0, 256M) and [256M, 512M) map to
+	# nullb0 at 0 and at 512M.
+	dm_create dmt-lin "0 524288 linear $nb 0" "524288 524288 linear $nb 1048576"
+	dm=/dev/mapper/dmt-lin
+	run -0 "$DMCOPY" status -r -n -o NAME,TYPE,LAYER,VERDICT "$dm"
+	[ "$output" = "$(dm_dev dmt-lin) linear nullb0 offload" ]
+	copy_mark /dev/nullb0
+	copy_checked $dm 0 $dm $(( 128 * MiB )) $(( 4 * MiB )) --debug
+	[ "${lines[0]}" = "copy offload: yes" ]
+	report $(( 4 * MiB )) 0 0
+	# The disk below did it.
+	[ "$(copy_stat_since offloaded_bytes)" = $(( 4 * MiB )) ]
+	# From the first target into the second: dm refuses to offload a
+	# copy whose halves lie in two targets, the kernel emulates it.
+	copy_checked $dm $(( 8 * MiB )) $dm $(( 300 * MiB )) $(( 2 * MiB )) --debug
+	[ "${lines[0]}" = "copy offload: no" ]
+	report 0 $(( 2 * MiB )) 0
+	# The bytes went where the table maps them.
+	dev_expect /dev/nullb0 $(( 300 * MiB - 256 * MiB + 512 * MiB )) "$BATS_TEST_TMPDIR/src"
+}
+
 @test "dmcopy copy between a block device and a file falls back to user space" {
 	nullb_load copy_max_bytes=$MiB
 	local f=$BATS_TEST_TMPDIR/image
 	truncate -s $(( 8 * MiB )) "$f"
 	copy_checked /dev/nullb0 $MiB "$f" $MiB $(( 2 * MiB )) --debug
 	[ "${lines[0]}" = "copy offload: unsupported" ]
+	[ "${lines[1]}" = "the kernel does not copy between a block device and a regular file: copied in user space" ]
 	report 0 0 $(( 2 * MiB ))
 	# The file did not grow past the copy's end (8 MiB was its size).
 	[ "$(stat -c %s "$f")" -eq $(( 8 * MiB )) ]
@@ -291,6 +317,9 @@ os.open("/dev/nullb0", os.O_RDONLY | os.O_EXCL); print("open", flush=True); time
 	/dev/nullb0|copy: no destination given
 	/dev/nullb0 /dev/nullb0:1M extra|copy: unexpected argument 'extra'
 	-p -q /dev/nullb0 /dev/nullb0:1M|--progress and --quiet are mutually exclusive
+	/dev/nullb0 /dev/nullb0:1M --length|option '--length' requires an argument
+	/dev/nullb0 /dev/nullb0:1M -fl|option requires an argument -- 'l'
+	--force=yes /dev/nullb0 /dev/nullb0:1M|option '--force' doesn't allow an argument
 	EOF
 	# A missing device is a failure (1), named.
 	run --separate-stderr "$DMCOPY" copy -l 1M /dev/nonexistent /dev/nullb0:1M

@@ -61,15 +61,15 @@ teardown() {
 
 @test "copy target refuses bad tables with a clear reason" {
 	insmod "$MODULE"
-	local table reason
+	local table reason log_at
 	# table | what the kernel log must say
 	while IFS='|' read -r table reason; do
-		dmesg_mark
+		log_at=$(dmesg_lines)
 		run dmsetup create dmcopy-smoke --table "$table"
 		echo "table '$table': $output"
 		[ "$status" -ne 0 ]
 		[ ! -e /dev/mapper/dmcopy-smoke ]
-		dmesg | tail -n +$(( DMESG_START + 1 )) | grep -F -- "$reason"
+		dmesg_since "$log_at" | grep -F -- "$reason"
 	done <<-EOF
 	0 256 copy $DISK|copy: Invalid argument count: need <dev> <offset>
 	0 256 copy $DISK x12|copy: Invalid device sector

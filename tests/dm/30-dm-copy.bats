@@ -206,15 +206,15 @@ copy_counters() {
 @test "messages: bad ones are refused with a log line and change nothing" {
 	nullb_load copy_max_bytes=$MiB
 	copy_dev dmt-c /dev/nullb0 16 64 mode emulate
-	local table
+	local table log_at
 	table=$(dmsetup table dmt-c)
 	for msg in "mode" "mode fast" "mode auto extra" "stats" "stats clear" "reset" "frobnicate 1 2"; do
-		dmesg_mark
+		log_at=$(dmesg_lines)
 		# shellcheck disable=SC2086
 		run dmsetup message dmt-c 0 $msg
 		echo "$msg: $output"
 		[ "$status" -ne 0 ]
-		dmesg | tail -n +$(( DMESG_START + 1 )) | grep -q "device-mapper: copy: .*\(invalid mode\|unsupported message\)"
+		dmesg_since "$log_at" | grep -q "device-mapper: copy: .*\(invalid mode\|unsupported message\)"
 	done
 	[ "$(dmsetup table dmt-c)" = "$table" ]
 	[ "$(dm_status_field dmt-c 1)" = emulate ]
@@ -222,16 +222,16 @@ copy_counters() {
 
 @test "every bad table is refused with its own error and leaves no device" {
 	nullb_load copy_max_bytes=$MiB
-	local dev=/dev/nullb0 cap
+	local dev=/dev/nullb0 cap log_at
 	cap=$(blockdev --getsz $dev)
 	while IFS='|' read -r args error; do
-		dmesg_mark
+		log_at=$(dmesg_lines)
 		run dmsetup create dmt-bad --table "0 2048 copy $args"
 		echo "copy $args: $output"
 		[ "$status" -ne 0 ]
 		run dmsetup info dmt-bad
 		[ "$status" -ne 0 ] || fail "copy $args: a device was left behind"
-		dmesg | tail -n +$(( DMESG_START + 1 )) | grep -F "copy: $error" ||
+		dmesg_since "$log_at" | grep -F "copy: $error" ||
 			fail "copy $args: no '$error' in the kernel log"
 	done <<-EOF
 	|Invalid argument count: need <dev> <offset>

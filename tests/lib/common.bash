@@ -25,6 +25,17 @@ dmesg_mark() {
 	DMESG_START=$(dmesg | wc -l)
 }
 
+# dmesg_lines: how many lines the kernel log holds now. dmesg_since N:
+# the lines after the first N, to look at one case's own messages without
+# moving the mark that the teardown's dmesg_check starts from.
+dmesg_lines() {
+	dmesg | wc -l
+}
+
+dmesg_since() {
+	dmesg | tail -n +$(( $1 + 1 ))
+}
+
 # Fail with the offending lines if the kernel logged a bug, a warning, a
 # KASAN/lockdep splat or a leak since dmesg_mark.
 dmesg_check() {

@@ -4,9 +4,9 @@
 # Copies and the rest of the block layer: every I/O scheduler, discards
 # and zeroing next to copies, drivers that stack on a copy-capable device
 # without claiming copy offload (loop, md raid0 and raid1: emulated,
-# correct), many copies at once, cgroup v2 io.max on the caller, and the
-# disk statistics (an offloaded copy is busy time, but no sectors read or
-# written).
+# correct), many copies at once (also waking a throttled null_blk), cgroup
+# v2 io.max on the caller, and the disk statistics (an offloaded copy is
+# busy time, but no sectors read or written).
 
 load ../lib/common
 
@@ -134,6 +134,34 @@ md_copy() {
 		fi
 	done
 	[ "$(copy_stat_since offloaded_bytes)" = $(( 12 * len )) ]
+}
+
+@test "a throttled null_blk woken by eight copy workers at once: timer started once, data right" {
+	# mbps= arms a bandwidth timer that stops after an idle 20 ms tick and
+	# restarts on the next command. The eight chunk workers of an emulated
+	# copy submit together to a disk idle for several ticks, each round:
+	# the timer must be started once, not queued again while it fires.
+	# mbps=2000 is above what the guest moves, so nothing waits on it.
+	nullb_load copy_max_bytes=0 mbps=2000
+	local i dst len=$(( 4 * MiB )) guard=65536 rounds=${DMCOPY_THROTTLE_ROUNDS:-30}
+	random_file "$D/src" $len
+	random_file "$D/guard" $guard
+	dev_write /dev/nullb0 0 "$D/src"
+	for i in $(seq "$rounds"); do
+		dst=$(( i * 8 * MiB ))
+		dev_write /dev/nullb0 $(( dst - guard )) "$D/guard"
+		dev_write /dev/nullb0 $(( dst + len )) "$D/guard"
+		sleep 0.1
+		run "$COPY_RANGE" -d /dev/nullb0 0 /dev/nullb0 $dst $len
+		[ "$output" = "copied=$len" ] || fail "round $i: $output"
+	done
+	for i in $(seq "$rounds"); do
+		dst=$(( i * 8 * MiB ))
+		dev_expect /dev/nullb0 $dst "$D/src"
+		dev_expect /dev/nullb0 $(( dst - guard )) "$D/guard"
+		dev_expect /dev/nullb0 $(( dst + len )) "$D/guard"
+	done
+	dev_expect /dev/nullb0 0 "$D/src"
 }
 
 # cgroup_copy_ms CGROUP ARGS...: the milliseconds that copy-range

@@ -3,7 +3,7 @@
 #
 # udev/60-dmcopy.rules under Debian's systemd-udevd, started for each test
 # and stopped after it: ID_COPY_OFFLOAD and ID_COPY_MAX_BYTES on block
-# devices, following sysfs changes; the /dev/disk/by-id/dm-copy-NAME link
+# devices and partitions, following sysfs changes; the /dev/disk/by-id/dm-copy-NAME link
 # of devices dmcopy create makes (with udev synchronisation, as on a
 # host), and none for other dm devices.
 
@@ -62,6 +62,14 @@ prop() {
 	udevadm settle
 	[ "$(prop /dev/nullb0 ID_COPY_OFFLOAD)" = 1 ]
 	[ "$(prop /dev/nullb0 ID_COPY_MAX_BYTES)" = 0 ]
+}
+
+@test "a partition gets its disk's ID_COPY_OFFLOAD and ID_COPY_MAX_BYTES" {
+	echo 'start=2048, size=65536' | sfdisk -q /dev/nullb0
+	udevadm settle
+	[ -b /dev/nullb0p1 ]
+	[ "$(prop /dev/nullb0p1 ID_COPY_OFFLOAD)" = 1 ]
+	[ "$(prop /dev/nullb0p1 ID_COPY_MAX_BYTES)" = $MiB ]
 }
 
 @test "udevadm test shows what 60-dmcopy.rules sets, without complaints" {

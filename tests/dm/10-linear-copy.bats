@@ -89,9 +89,35 @@ linear() {
 	random_file "$d/around" $(( 4 * MiB ))
 	dev_write /dev/mapper/dmt-a $(( 31 * MiB )) "$d/around"
 	dev_write /dev/mapper/dmt-a 0 "$d/src"
+	copy_mark /dev/nullb0
 	run xfs_io -d -c "copy_range -s 0 -d $(( 32 * MiB )) -l $(( 2 * MiB )) /dev/mapper/dmt-a" /dev/mapper/dmt-a
 	echo "$output"
 	[ "$status" -eq 0 ]
+	# null_blk copied it, in copy_max_bytes pieces.
+	[ "$(copy_stat_since offloaded_bytes)" = $(( 2 * MiB )) ]
+	[ "$(copy_stat_since emulated_bytes)" = 0 ]
+	dev_expect /dev/mapper/dmt-a $(( 32 * MiB )) "$d/src"
+	head -c $MiB "$d/around" >"$d/head"
+	tail -c $MiB "$d/around" >"$d/tail"
+	dev_expect /dev/mapper/dmt-a $(( 31 * MiB )) "$d/head"
+	dev_expect /dev/mapper/dmt-a $(( 34 * MiB )) "$d/tail"
+}
+
+@test "xfs_io copy_range inside dm-linear over virtio-blk: emulated, read and written below" {
+	linear dmt-a /dev/vda 16 64
+	local d=$BATS_TEST_TMPDIR len=$(( 2 * MiB ))
+	random_file "$d/src" $len
+	random_file "$d/around" $(( 4 * MiB ))
+	dev_write /dev/mapper/dmt-a $(( 31 * MiB )) "$d/around"
+	dev_write /dev/mapper/dmt-a 0 "$d/src"
+	copy_mark /dev/mapper/dmt-a
+	rw_mark /dev/vda
+	run xfs_io -d -c "copy_range -s 0 -d $(( 32 * MiB )) -l $len /dev/mapper/dmt-a" /dev/mapper/dmt-a
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[ "$(rw_since)" = "$(( len / 512 )) $(( len / 512 ))" ]
+	[ "$(copy_stat_since emulated_bytes)" = $len ]
+	[ "$(copy_stat_since offloaded_bytes)" = 0 ]
 	dev_expect /dev/mapper/dmt-a $(( 32 * MiB )) "$d/src"
 	head -c $MiB "$d/around" >"$d/head"
 	tail -c $MiB "$d/around" >"$d/tail"

@@ -80,7 +80,7 @@ lv() {
 	local ns
 	ns=$(qemu_ns 1)
 	[ "$(cat /sys/block/$ns/queue/copy_max_hw_bytes)" -gt 0 ] ||
-		skip "QEMU's NVMe namespace 1 does not copy"
+		fail "QEMU's NVMe namespace 1 reports no copy limit (copy_max_hw_bytes 0)"
 	vg_on dmtvg1 /dev/$ns
 	lv dmtvg1 golden 128M /dev/$ns
 	lv dmtvg1 clone 128M /dev/$ns

@@ -87,7 +87,7 @@ copy_counters() {
 	[ "$(copy_counters dmt-c)" = "1 $(( 2 * MiB )) 0 0 0 0" ]
 }
 
-@test "over virtio-blk (no copy): auto copies with dm-kcopyd, offload refuses and the caller emulates" {
+@test "over virtio-blk (no copy): auto and emulate copy with dm-kcopyd, offload refuses and the caller emulates" {
 	copy_dev dmt-c /dev/vda 16 128
 	# dm-copy offers copies whatever is below.
 	[ "$(dm_queue dmt-c copy_max_hw_bytes)" = $(( 8 * MiB )) ]
@@ -103,13 +103,18 @@ copy_counters() {
 	# Refused by the target, not counted by it; emulated by the caller.
 	[ "$(copy_counters dmt-c)" = "0 0 1 $(( 5 * MiB )) 0 0" ]
 	[ "$(copy_stat_since emulated_bytes)" = $(( 2 * MiB )) ]
+
+	# mode emulate: dm-kcopyd, as auto does here.
+	dmsetup message dmt-c 0 mode emulate
+	copy_and_verify /dev/mapper/dmt-c $(( 1 * MiB )) /dev/mapper/dmt-c $(( 80 * MiB )) $(( 3 * MiB ))
+	[ "$(copy_counters dmt-c)" = "0 0 2 $(( 8 * MiB )) 0 0" ]
 }
 
 @test "over QEMU NVMe: offloaded with the Copy command in modes auto and offload, dm-kcopyd in emulate" {
 	local ns mode
 	ns=$(qemu_ns 1)
 	[ "$(cat /sys/block/$ns/queue/copy_max_hw_bytes)" -gt 0 ] ||
-		skip "QEMU's NVMe namespace 1 does not copy"
+		fail "QEMU's NVMe namespace 1 reports no copy limit (copy_max_hw_bytes 0)"
 	local d=$BATS_TEST_TMPDIR len=$(( 4 * MiB ))
 	local -a rw
 	for mode in auto offload emulate; do

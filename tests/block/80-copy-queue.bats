@@ -136,27 +136,29 @@ md_copy() {
 	[ "$(copy_stat_since offloaded_bytes)" = $(( 12 * len )) ]
 }
 
-@test "a throttled null_blk woken by eight copy workers at once: timer started once, data right" {
+@test "a throttled null_blk (mbps=) woken by eight copy workers at once: no timer warning, data right" {
 	# mbps= arms a bandwidth timer that stops after an idle 20 ms tick and
 	# restarts on the next command. The eight chunk workers of an emulated
-	# copy submit together to a disk idle for several ticks, each round:
-	# the timer must be started once, not queued again while it fires.
+	# copy submit together to a disk idle for several ticks, each round.
+	# Unpatched, two of them could both start the timer, the second while
+	# its callback ran (a WARNING in hrtimer_forward(), caught by the
+	# teardown's dmesg check); that takes a vCPU delayed for a tick in
+	# between, so this finds it only now and then (it failed a CI run's
+	# SIGKILL test in tests/block/60), and checks the data each round.
 	# mbps=2000 is above what the guest moves, so nothing waits on it.
 	nullb_load copy_max_bytes=0 mbps=2000
-	local i dst len=$(( 4 * MiB )) guard=65536 rounds=${DMCOPY_THROTTLE_ROUNDS:-30}
+	local i dst len=$(( 4 * MiB )) guard=65536 rounds=${DMCOPY_THROTTLE_ROUNDS:-20}
 	random_file "$D/src" $len
 	random_file "$D/guard" $guard
 	dev_write /dev/nullb0 0 "$D/src"
 	for i in $(seq "$rounds"); do
-		dst=$(( i * 8 * MiB ))
+		# 8 MiB apart inside the 1 GiB disk, then round again
+		dst=$(( (1 + i % 120) * 8 * MiB ))
 		dev_write /dev/nullb0 $(( dst - guard )) "$D/guard"
 		dev_write /dev/nullb0 $(( dst + len )) "$D/guard"
 		sleep 0.1
 		run "$COPY_RANGE" -d /dev/nullb0 0 /dev/nullb0 $dst $len
 		[ "$output" = "copied=$len" ] || fail "round $i: $output"
-	done
-	for i in $(seq "$rounds"); do
-		dst=$(( i * 8 * MiB ))
 		dev_expect /dev/nullb0 $dst "$D/src"
 		dev_expect /dev/nullb0 $(( dst - guard )) "$D/guard"
 		dev_expect /dev/nullb0 $(( dst + len )) "$D/guard"

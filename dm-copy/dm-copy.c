@@ -112,8 +112,10 @@ struct copy_io {
 	sector_t dst_sector;		/* on cc->dev */
 	sector_t nr_sectors;
 	u64 offloaded;			/* bytes the device below copied */
-	blk_status_t status;
-	struct work_struct work;	/* the flush after a FUA copy */
+	u64 copied;			/* by blkdev_copy_offload() */
+	int error;			/* of blkdev_copy_offload() */
+	/* the end of an offloaded copy; the flush after a FUA copy */
+	struct work_struct work;
 };
 
 static struct target_type copy_target;
@@ -341,7 +343,18 @@ static struct gendisk *copy_disk(struct dm_target *ti)
 	return dm_disk(dm_table_get_md(ti->table));
 }
 
-/* The source half: say where the data is, for the destination half. */
+/* Token fields of ours, after what blk_copy_token_stamp() fills in. */
+enum {
+	COPY_TOKEN_TARGET,	/* the stamping target's id */
+	COPY_TOKEN_DEV,		/* the device below it */
+	COPY_TOKEN_SECTOR,	/* the source's sector on that device */
+};
+
+/*
+ * The source half: say where the data is, for the destination half: this
+ * mapped device (diskseq, from the token core), the target, the device
+ * below it and the sector there.
+ */
 static blk_status_t copy_stamp(struct dm_target *ti, struct bio *bio)
 {
 	struct copy_c *cc = ti->private;
@@ -349,7 +362,10 @@ static blk_status_t copy_stamp(struct dm_target *ti, struct bio *bio)
 
 	blk_copy_token_stamp(token, &copy_target, copy_disk(ti)->diskseq,
 			     bio->bi_iter.bi_sector, bio_sectors(bio));
-	token->priv[0] = cc->id;
+	token->priv[COPY_TOKEN_TARGET] = cc->id;
+	token->priv[COPY_TOKEN_DEV] = cc->dev->bdev->bd_dev;
+	token->priv[COPY_TOKEN_SECTOR] = copy_map_sector(ti,
+							 bio->bi_iter.bi_sector);
 	return BLK_STS_OK;
 }
 
@@ -370,9 +386,12 @@ static struct copy_c *copy_find_source(struct dm_target *ti,
 		return NULL;
 
 	rcu_read_lock();
-	src = xa_load(&copy_targets, token->priv[0]);
+	src = xa_load(&copy_targets, token->priv[COPY_TOKEN_TARGET]);
 	if (src && (src->table != ti->table || *sector < src->begin ||
-		    nr_sectors > src->begin + src->len - *sector))
+		    nr_sectors > src->begin + src->len - *sector ||
+		    token->priv[COPY_TOKEN_DEV] != src->dev->bdev->bd_dev ||
+		    token->priv[COPY_TOKEN_SECTOR] !=
+		    src->start + *sector - src->begin))
 		src = NULL;
 	rcu_read_unlock();
 	/* A target of our table lives as long as this bio is in flight. */
@@ -456,19 +475,38 @@ static void copy_emulate(struct copy_io *io)
 	dm_kcopyd_copy(io->cc->kc, &from, 1, &to, 0, copy_kcopyd_done, io);
 }
 
+static void copy_offload_end(struct work_struct *work)
+{
+	struct copy_io *io = container_of(work, struct copy_io, work);
+
+	if (io->copied != (u64)io->nr_sectors << SECTOR_SHIFT) {
+		DMERR_LIMIT("%pg: copy of %llu sectors to %llu failed after %llu bytes: %d",
+			    io->cc->dev->bdev, (unsigned long long)io->nr_sectors,
+			    (unsigned long long)io->dst_sector, io->copied,
+			    io->error);
+		copy_end_io(io, errno_to_blk_status(io->error ?: -EIO));
+	} else if (io->bio->bi_opf & REQ_FUA) {
+		copy_fua_work(work);
+	} else {
+		copy_end_io(io, BLK_STS_OK);
+	}
+}
+
+/*
+ * Called by the block layer's copy workers. The bio ends on dm-copy's
+ * own workqueue instead: once it has ended, the device and then this
+ * module may go away, and module unload waits for that workqueue
+ * (destroy_workqueue()), not for code running on the block layer's.
+ */
 static void copy_offload_done(void *private, const struct blk_copy_result *res)
 {
 	struct copy_io *io = private;
 
 	io->offloaded = res->offloaded;
-	if (res->copied == (u64)io->nr_sectors << SECTOR_SHIFT) {
-		copy_done(io);
-		return;
-	}
-	DMERR_LIMIT("%pg: copy of %llu sectors to %llu failed after %llu bytes: %d",
-		    io->cc->dev->bdev, (unsigned long long)io->nr_sectors,
-		    (unsigned long long)io->dst_sector, res->copied, res->error);
-	copy_end_io(io, errno_to_blk_status(res->error ?: -EIO));
+	io->copied = res->copied;
+	io->error = res->error;
+	INIT_WORK(&io->work, copy_offload_end);
+	queue_work(copy_wq, &io->work);
 }
 
 /*

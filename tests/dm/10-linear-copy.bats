@@ -89,13 +89,20 @@ linear() {
 	random_file "$d/around" $(( 4 * MiB ))
 	dev_write /dev/mapper/dmt-a $(( 31 * MiB )) "$d/around"
 	dev_write /dev/mapper/dmt-a 0 "$d/src"
-	copy_mark /dev/nullb0
-	run xfs_io -d -c "copy_range -s 0 -d $(( 32 * MiB )) -l $(( 2 * MiB )) /dev/mapper/dmt-a" /dev/mapper/dmt-a
+	copy_mark /dev/mapper/dmt-a
+	rw_mark /dev/nullb0
+	run xfs_io -d -c "copy_range -f 0 -s 0 -d $(( 32 * MiB )) -l $(( 2 * MiB ))" /dev/mapper/dmt-a
 	echo "$output"
 	[ "$status" -eq 0 ]
-	# null_blk copied it, in copy_max_bytes pieces.
+	[ -z "$output" ]
+	# -f 0: the source is the file opened with -d (O_DIRECT), as a copy
+	# between block devices offloads only with O_DIRECT on both sides.
+	# Offloaded (copy_stat counts at the device copied into), and
+	# null_blk read and wrote nothing for it.
+	echo "offloaded $(copy_stat_since offloaded_bytes), emulated $(copy_stat_since emulated_bytes), null_blk rw $(rw_since)"
 	[ "$(copy_stat_since offloaded_bytes)" = $(( 2 * MiB )) ]
 	[ "$(copy_stat_since emulated_bytes)" = 0 ]
+	[ "$(rw_since)" = "0 0" ]
 	dev_expect /dev/mapper/dmt-a $(( 32 * MiB )) "$d/src"
 	head -c $MiB "$d/around" >"$d/head"
 	tail -c $MiB "$d/around" >"$d/tail"
@@ -112,9 +119,11 @@ linear() {
 	dev_write /dev/mapper/dmt-a 0 "$d/src"
 	copy_mark /dev/mapper/dmt-a
 	rw_mark /dev/vda
-	run xfs_io -d -c "copy_range -s 0 -d $(( 32 * MiB )) -l $len /dev/mapper/dmt-a" /dev/mapper/dmt-a
+	run xfs_io -d -c "copy_range -f 0 -s 0 -d $(( 32 * MiB )) -l $len" /dev/mapper/dmt-a
 	echo "$output"
 	[ "$status" -eq 0 ]
+	[ -z "$output" ]
+	echo "offloaded $(copy_stat_since offloaded_bytes), emulated $(copy_stat_since emulated_bytes), vda rw $(rw_since)"
 	[ "$(rw_since)" = "$(( len / 512 )) $(( len / 512 ))" ]
 	[ "$(copy_stat_since emulated_bytes)" = $len ]
 	[ "$(copy_stat_since offloaded_bytes)" = 0 ]

@@ -472,7 +472,12 @@ static void copy_emulate(struct copy_io *io)
 		.count = io->nr_sectors,
 	};
 
-	dm_kcopyd_copy(io->cc->kc, &from, 1, &to, 0, copy_kcopyd_done, io);
+	/*
+	 * dm-copy already offloaded what it could (or was told not to):
+	 * dm-kcopyd reads and writes.
+	 */
+	dm_kcopyd_copy(io->cc->kc, &from, 1, &to, BIT(DM_KCOPYD_NO_OFFLOAD),
+		       copy_kcopyd_done, io);
 }
 
 static void copy_offload_end(struct work_struct *work)

@@ -1,0 +1,206 @@
+#!/usr/bin/env bats
+# SPDX-License-Identifier: GPL-2.0
+#
+# dm-kcopyd offload (kernel patch 0013): dm-clone hydration and dm-thin's
+# break-sharing copies, which go through dm-kcopyd, are offloaded when
+# their devices copy (dm-linear over a null_blk with copy) and go through
+# kcopyd's pages as before when they do not (copy_max_bytes 0). The
+# destination's copy_stat and null_blk's read counter tell which; the data
+# is checked in the destination and around it every time.
+
+load ../lib/common
+load ../lib/dm
+
+MiB=1048576
+SECTORS_PER_MIB=2048
+
+setup() {
+	guest_setup
+}
+
+teardown() {
+	dm_cleanup
+	nullb_unload || true
+	guest_teardown
+}
+
+# linear NAME OFFSET_MIB SIZE_MIB: a one-target dm-linear over nullb0.
+linear() {
+	dmsetup create "$1" --table \
+		"0 $(( $3 * SECTORS_PER_MIB )) linear /dev/nullb0 $(( $2 * SECTORS_PER_MIB ))"
+}
+
+# zero_start DEV: metadata devices must start zeroed to be formatted.
+zero_start() {
+	dd if=/dev/zero of="$1" bs=1M count=1 oflag=direct status=none
+}
+
+# wait_hydrated NAME: until dm-clone says every region is hydrated.
+wait_hydrated() {
+	local i v
+	for (( i = 0; i < 600; i++ )); do
+		v=$(dm_status_field "$1" 4)
+		[ "${v%/*}" = "${v#*/}" ] && return 0
+		sleep 0.2
+	done
+	fail "$1 not hydrated after 120 s: $(dmsetup status "$1")"
+}
+
+# clone_run: hydrate a 32 MiB dm-clone whose source and destination are
+# dm-linear devices over nullb0; checks the data. Leaves the counters of
+# the destination in CLONE_OFFLOADED (bytes) and null_blk's sectors read
+# during hydration in CLONE_READ.
+clone_run() {
+	local d=$BATS_TEST_TMPDIR size=32 rw
+	linear dmt-src 16 $size
+	linear dmt-dst 64 $size
+	linear dmt-meta 128 4
+	zero_start /dev/mapper/dmt-meta
+	random_file "$d/golden" $(( size * MiB ))
+	random_file "$d/before" $MiB
+	random_file "$d/after" $MiB
+	dev_write /dev/mapper/dmt-src 0 "$d/golden"
+	# Around the destination, on the disk: nothing there may change.
+	dev_write /dev/nullb0 $(( 63 * MiB )) "$d/before"
+	dev_write /dev/nullb0 $(( (64 + size) * MiB )) "$d/after"
+
+	copy_mark /dev/mapper/dmt-dst
+	rw_mark /dev/nullb0
+	dmsetup create dmt-clone --table "0 $(( size * SECTORS_PER_MIB )) clone /dev/mapper/dmt-meta /dev/mapper/dmt-dst /dev/mapper/dmt-src 1024"
+	wait_hydrated dmt-clone
+	CLONE_OFFLOADED=$(copy_stat_since offloaded_bytes)
+	rw=$(rw_since)
+	CLONE_READ=${rw%% *}
+	echo "hydrated: $CLONE_OFFLOADED bytes offloaded into dmt-dst, $CLONE_READ sectors read from null_blk"
+
+	dev_expect /dev/mapper/dmt-clone 0 "$d/golden"
+	dmsetup remove dmt-clone
+	dev_expect /dev/mapper/dmt-dst 0 "$d/golden"
+	dev_expect /dev/mapper/dmt-src 0 "$d/golden"
+	dev_expect /dev/nullb0 $(( 63 * MiB )) "$d/before"
+	dev_expect /dev/nullb0 $(( (64 + size) * MiB )) "$d/after"
+}
+
+@test "dm-clone hydration on a device that copies is offloaded" {
+	nullb_load copy_max_bytes=$MiB
+	clone_run
+	[ "$CLONE_OFFLOADED" = $(( 32 * MiB )) ]
+	# Only dm-clone's metadata, never the 32 MiB of data.
+	[ "$CLONE_READ" -lt $(( 4 * SECTORS_PER_MIB )) ]
+}
+
+@test "dm-clone hydration on a device without copy reads and writes as before" {
+	nullb_load copy_max_bytes=0
+	[ "$(queue_attr /dev/nullb0 copy_max_bytes)" = 0 ]
+	clone_run
+	[ "$CLONE_OFFLOADED" = 0 ]
+	[ "$CLONE_READ" -ge $(( 32 * SECTORS_PER_MIB )) ]
+}
+
+@test "dm-clone hydration with copy_max_bytes 0 on the source device reads and writes" {
+	nullb_load copy_max_bytes=$MiB
+	local d=$BATS_TEST_TMPDIR
+	linear dmt-src 16 32
+	# Offload turned off where kcopyd looks, like an administrator would.
+	echo 0 >"/sys/block/$(dm_dev dmt-src)/queue/copy_max_bytes"
+	linear dmt-dst 64 32
+	linear dmt-meta 128 4
+	zero_start /dev/mapper/dmt-meta
+	random_file "$d/golden" $(( 32 * MiB ))
+	dev_write /dev/mapper/dmt-src 0 "$d/golden"
+	copy_mark /dev/mapper/dmt-dst
+	rw_mark /dev/nullb0
+	dmsetup create dmt-clone --table "0 $(( 32 * SECTORS_PER_MIB )) clone /dev/mapper/dmt-meta /dev/mapper/dmt-dst /dev/mapper/dmt-src 1024"
+	wait_hydrated dmt-clone
+	[ "$(copy_stat_since offloaded_bytes)" = 0 ]
+	local rw
+	rw=$(rw_since)
+	[ "${rw%% *}" -ge $(( 32 * SECTORS_PER_MIB )) ]
+	dev_expect /dev/mapper/dmt-clone 0 "$d/golden"
+}
+
+# thin_run: a thin volume with 16 MiB of random data in 512 KiB blocks,
+# a snapshot of it, and 4 KiB written into 4 of the snapshot's blocks,
+# each of which dm-thin copies first (breaking sharing). Checks both
+# volumes; leaves the pool data device's offloaded bytes in
+# THIN_OFFLOADED and null_blk's sectors read meanwhile in THIN_READ.
+thin_run() {
+	local d=$BATS_TEST_TMPDIR size=16 rw i
+	linear dmt-tmeta 0 8
+	linear dmt-tdata 64 128
+	zero_start /dev/mapper/dmt-tmeta
+	dmsetup create dmt-pool --table "0 $(( 128 * SECTORS_PER_MIB )) thin-pool /dev/mapper/dmt-tmeta /dev/mapper/dmt-tdata 1024 0 1 skip_block_zeroing"
+	dmsetup message dmt-pool 0 "create_thin 0"
+	dmsetup create dmt-thin --table "0 $(( size * SECTORS_PER_MIB )) thin /dev/mapper/dmt-pool 0"
+	random_file "$d/origin" $(( size * MiB ))
+	dev_write /dev/mapper/dmt-thin 0 "$d/origin"
+	dmsetup suspend dmt-thin
+	dmsetup message dmt-pool 0 "create_snap 1 0"
+	dmsetup resume dmt-thin
+	dmsetup create dmt-snap --table "0 $(( size * SECTORS_PER_MIB )) thin /dev/mapper/dmt-pool 1"
+
+	cp "$d/origin" "$d/snap"
+	copy_mark /dev/mapper/dmt-tdata
+	rw_mark /dev/nullb0
+	for i in 1 5 9 30; do
+		random_file "$d/w$i" 4096
+		# 4 KiB into the middle of block i: the rest of it is copied.
+		dev_write /dev/mapper/dmt-snap $(( i * 512 * 1024 + 8192 )) "$d/w$i"
+		dd if="$d/w$i" of="$d/snap" bs=4096 seek=$(( i * 128 + 2 )) \
+			conv=notrunc status=none
+	done
+	THIN_OFFLOADED=$(copy_stat_since offloaded_bytes)
+	rw=$(rw_since)
+	THIN_READ=${rw%% *}
+	echo "broke sharing: $THIN_OFFLOADED bytes offloaded in dmt-tdata, $THIN_READ sectors read from null_blk"
+
+	dev_expect /dev/mapper/dmt-snap 0 "$d/snap"
+	dev_expect /dev/mapper/dmt-thin 0 "$d/origin"
+}
+
+@test "dm-thin breaks sharing with offloaded copies on a device that copies" {
+	nullb_load copy_max_bytes=$MiB
+	thin_run
+	[ "$THIN_OFFLOADED" = $(( 4 * 512 * 1024 )) ]
+	[ "$THIN_READ" -lt 1024 ]
+}
+
+@test "dm-thin breaks sharing by reading and writing on a device without copy" {
+	nullb_load copy_max_bytes=0
+	thin_run
+	[ "$THIN_OFFLOADED" = 0 ]
+	[ "$THIN_READ" -ge $(( 4 * 1024 )) ]
+}
+
+@test "a bad block under an offloaded hydration: dm-clone reports it, the rest is hydrated" {
+	nullb_cfg bad copy_max_bytes=$MiB
+	local d=$BATS_TEST_TMPDIR i v mark
+	dmsetup create dmt-src --table "0 $(( 32 * SECTORS_PER_MIB )) linear /dev/bad $(( 16 * SECTORS_PER_MIB ))"
+	dmsetup create dmt-dst --table "0 $(( 32 * SECTORS_PER_MIB )) linear /dev/bad $(( 64 * SECTORS_PER_MIB ))"
+	dmsetup create dmt-meta --table "0 $(( 4 * SECTORS_PER_MIB )) linear /dev/bad $(( 128 * SECTORS_PER_MIB ))"
+	zero_start /dev/mapper/dmt-meta
+	random_file "$d/golden" $(( 32 * MiB ))
+	dev_write /dev/mapper/dmt-src 0 "$d/golden"
+	# One 4 KiB block of the source's 10th 512 KiB region cannot be read.
+	local bad=$(( (16 * MiB + 9 * 512 * 1024 + 4096) / 512 ))
+	echo "+$bad-$(( bad + 7 ))" >/sys/kernel/config/nullb/bad/badblocks
+	mark=$(dmesg_lines)
+	dmsetup create dmt-clone --table "0 $(( 32 * SECTORS_PER_MIB )) clone /dev/mapper/dmt-meta /dev/mapper/dmt-dst /dev/mapper/dmt-src 1024"
+	for (( i = 0; i < 600; i++ )); do
+		v=$(dm_status_field dmt-clone 4)
+		# Every region but the bad one, and the error logged.
+		[ "${v%/*}" = $(( ${v#*/} - 1 )) ] &&
+			dmesg_since "$mark" | grep -q 'clone: .*hydration failed' && break
+		sleep 0.2
+	done
+	echo "status: $(dmsetup status dmt-clone)"
+	dmesg_since "$mark" | grep 'clone' | head -n 3
+	dmesg_since "$mark" | grep -q 'clone: .*hydration failed'
+	[ "$(dm_status_field dmt-clone 4)" = "63/64" ]
+	# Everything but the bad region reads back as the golden image.
+	head -c $(( 9 * 512 * 1024 )) "$d/golden" >"$d/head"
+	tail -c +$(( 10 * 512 * 1024 + 1 )) "$d/golden" >"$d/tail"
+	dev_expect /dev/mapper/dmt-dst 0 "$d/head"
+	dev_expect /dev/mapper/dmt-dst $(( 10 * 512 * 1024 )) "$d/tail"
+	dmsetup remove dmt-clone
+}

@@ -32,19 +32,18 @@
 #include <libsmartcols.h>
 
 #include "libdmcopy.h"
+#include "dmcopy.h"
 
 #define DMCOPY_VERSION	"0.1.0"
 
-#define EXIT_USAGE	2
 #define EXIT_SOME_OK	64
 
 /* DMCOPY_SYSFS: read another sysfs tree (a test fixture) than /sys. */
 #define ENV_SYSFS	"DMCOPY_SYSFS"
 
-static const char *prog = "dmcopy";
+const char *prog = "dmcopy";
 
-static void warnx(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static void warnx(const char *fmt, ...)
+void warnx(const char *fmt, ...)
 {
 	va_list ap;
 
@@ -55,9 +54,7 @@ static void warnx(const char *fmt, ...)
 	fputc('\n', stderr);
 }
 
-/* A usage error: the message, where to read more, exit 2. */
-static void usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
-static void usage_error(const char *fmt, ...)
+void usage_error(const char *fmt, ...)
 {
 	va_list ap;
 
@@ -74,7 +71,7 @@ static void usage_error(const char *fmt, ...)
  * what it returned: ':' for a missing argument (the option strings start
  * with ':'), '?' for anything else.
  */
-static void bad_option(char **argv, int c)
+void bad_option(char **argv, int c)
 {
 	const char *arg = argv[optind - 1];
 	bool is_long = !strncmp(arg, "--", 2);
@@ -187,6 +184,8 @@ static void usage(void)
 	       " %1$s message <name> mode auto|offload|emulate\n"
 	       " %1$s message <name> stats-reset\n"
 	       " %1$s copy [options] <src>[:<offset>] <dst>[:<offset>]\n"
+	       " %1$s provision --golden <device> --vg <vg> --count <n> [options]\n"
+	       " %1$s deprovision --vg <vg> (--tag <tag> | <name>...)\n"
 	       "\n"
 	       "Copy offload of block devices and device-mapper copy targets.\n"
 	       "\n"
@@ -196,6 +195,8 @@ static void usage(void)
 	       " remove        remove a mapped device\n"
 	       " message       change a copy target's mode, or reset its counters\n"
 	       " copy          copy a range with copy_file_range(), offloaded if it can\n"
+	       " provision     clones of a golden image as LVM volumes ('provision --help')\n"
+	       " deprovision   remove the clones provision made\n"
 	       "\n"
 	       "Options:\n"
 	       " -h, --help     display this help\n"
@@ -282,8 +283,7 @@ static void parse_columns(const char *list, struct status_opts *o)
 		usage_error("no columns in '%s'", list);
 }
 
-/* Like lsblk: "0B", "512B", "4K", "1.5G", one decimal when it helps. */
-static void human_size(uint64_t bytes, char *buf, size_t len)
+void human_size(uint64_t bytes, char *buf, size_t len)
 {
 	static const char units[] = "BKMGTPE";
 	unsigned int u = 0;
@@ -635,7 +635,7 @@ enum {
 };
 
 /* A size option's value, or a usage error naming the option. */
-static uint64_t size_arg(const char *option, const char *arg)
+uint64_t size_arg(const char *option, const char *arg)
 {
 	uint64_t v;
 	int r = dmcopy_parse_size(arg, &v);
@@ -654,7 +654,7 @@ static void check_sectors(const char *option, uint64_t v)
 		usage_error("%s %" PRIu64 ": not a multiple of 512 bytes", option, v);
 }
 
-static struct dmcopy_ctx *new_ctx(void)
+struct dmcopy_ctx *new_ctx(void)
 {
 	/* the real /sys: DMCOPY_SYSFS is for status only */
 	struct dmcopy_ctx *ctx = dmcopy_new(NULL);
@@ -856,27 +856,14 @@ static int cmd_message(int argc, char **argv)
 
 /* ---------------------------------------------------------------- copy */
 
-enum progress_kind {
-	PROGRESS_NONE,
-	PROGRESS_BAR,		/* a terminal: bar, rate, ETA */
-	PROGRESS_LINES,		/* not a terminal: qemu-img -p lines */
-};
-
-struct progress {
-	enum progress_kind kind;
-	struct timespec start;
-	char last[128];
-	bool shown;
-};
-
-static volatile sig_atomic_t stop_signal;
+volatile sig_atomic_t stop_signal;
 
 static void on_signal(int signo)
 {
 	stop_signal = signo;
 }
 
-static double seconds_since(const struct timespec *t0)
+double seconds_since(const struct timespec *t0)
 {
 	struct timespec now;
 
@@ -914,7 +901,7 @@ static void progress_bar(struct progress *p, uint64_t done, uint64_t total)
 	p->shown = true;
 }
 
-static void on_progress(uint64_t done, uint64_t total, void *data)
+void on_progress(uint64_t done, uint64_t total, void *data)
 {
 	struct progress *p = data;
 	char line[sizeof(p->last)];
@@ -933,7 +920,7 @@ static void on_progress(uint64_t done, uint64_t total, void *data)
 	fflush(stderr);
 }
 
-static void progress_end(struct progress *p)
+void progress_end(struct progress *p)
 {
 	if (p->shown)
 		fputc('\n', stderr);
@@ -1007,7 +994,7 @@ static void parse_copy_options(int argc, char **argv, struct copy_args *a)
 	parse_spec(argv[optind + 1], a->dst, &a->dst_off);
 }
 
-static void catch_signals(void)
+void catch_signals(void)
 {
 	struct sigaction sa = { .sa_handler = on_signal };
 
@@ -1073,6 +1060,8 @@ static const struct {
 	{ "remove",  cmd_remove },
 	{ "message", cmd_message },
 	{ "copy",    cmd_copy },
+	{ "provision",   cmd_provision },
+	{ "deprovision", cmd_deprovision },
 };
 
 int main(int argc, char **argv)

@@ -173,7 +173,7 @@ help_columns() {
 	run complete_line 'dmcopy status --output +UU'
 	[ "$output" = +UUID ]
 	run complete_line 'dmcopy '
-	[ "$output" = "$(printf '%s\n' status create remove message copy)" ]
+	[ "$output" = "$(printf '%s\n' status create remove message copy provision deprovision)" ]
 	# called directly too, under bats' set -e
 	complete_line 'dmcopy co' >"$BATS_TEST_TMPDIR/out"
 	[ "$(cat "$BATS_TEST_TMPDIR/out")" = copy ]

@@ -1,0 +1,239 @@
+#!/usr/bin/env bats
+# SPDX-License-Identifier: GPL-2.0
+#
+# dmcopy provision / deprovision with real lvm2 on QEMU's NVMe namespaces:
+# thick clones of an ext4 golden image, copied with the Copy command,
+# checked byte for byte against the golden image (unchanged), mounted
+# side by side with new UUIDs; name collisions, a missing golden image,
+# a volume group that runs out of space half way (--rollback, a re-run),
+# an interrupted run and its re-run, deprovision.
+
+bats_require_minimum_version 1.5.0
+
+load ../lib/common
+load ../lib/dm
+load ../lib/nvme
+
+DMCOPY=$DMCOPY_TOP/tools/dmcopy
+MiB=1048576
+
+setup() {
+	guest_setup
+	[ -x "$DMCOPY" ] || fail "$DMCOPY not built (make userspace)"
+	# dmcopy runs lvm2 itself: the suites' lvm configuration, as a file.
+	export LVM_SYSTEM_DIR=$BATS_TEST_TMPDIR/lvm
+	mkdir -p "$LVM_SYSTEM_DIR"
+	echo "$LVM_CONFIG" >"$LVM_SYSTEM_DIR/lvm.conf"
+	NS1=/dev/$(qemu_ns 1)
+	NS2=/dev/$(qemu_ns 2)
+}
+
+teardown() {
+	local m
+	for m in "$BATS_TEST_TMPDIR"/mnt*; do
+		[ -d "$m" ] && umount "$m" 2>/dev/null
+	done
+	dm_cleanup
+	guest_teardown
+}
+
+# vg_on VG PV: a volume group on a fresh physical volume.
+vg_on() {
+	lvm_cmd pvcreate -ff -y "$2"
+	lvm_cmd vgcreate -y "$1" "$2"
+}
+
+# golden_ext4 VG SIZE: LV VG/golden with an ext4 filesystem holding a few
+# hundred small random files; its checksum in GOLDEN_SUM.
+golden_ext4() {
+	local m=$BATS_TEST_TMPDIR/mnt-golden i
+	lvm_cmd lvcreate -y -Wn -Zn -L "$2" -n golden "$1"
+	mkfs.ext4 -q -F "/dev/$1/golden"
+	mkdir -p "$m"
+	mount "/dev/$1/golden" "$m"
+	mkdir "$m/etc" "$m/data"
+	for (( i = 0; i < 300; i++ )); do
+		head -c $(( (i * 97) % 8192 + 1 )) /dev/urandom >"$m/data/f$i"
+	done
+	echo "golden image" >"$m/etc/motd"
+	umount "$m"
+	GOLDEN_SUM=$(sha256sum <"/dev/$1/golden")
+}
+
+# lv_tags VG/LV: its tags, comma-separated.
+lv_tags() {
+	lvm_cmd lvs --noheadings -o lv_tags "$1" | tr -d ' '
+}
+
+# lv_names VG: the LV names of VG, sorted, on one line.
+lv_names() {
+	lvm_cmd lvs --noheadings -o lv_name "$1" | tr -d ' ' | sort | tr '\n' ' '
+}
+
+@test "provision: 4 thick clones on QEMU NVMe, offloaded, identical to the golden image, which is unchanged" {
+	vg_on dmtvg0 "$NS1"
+	golden_ext4 dmtvg0 32M
+	local disk rw0 rw1
+	disk=$(basename "$NS1")
+	rw0=$(( $(disk_stat "$NS1" 3) + $(disk_stat "$NS1" 7) ))
+	run -0 "$DMCOPY" provision --golden /dev/dmtvg0/golden --vg dmtvg0 \
+		--count 4 --jobs 2 --verify --json
+	echo "$output"
+	rw1=$(( $(disk_stat "$NS1" 3) + $(disk_stat "$NS1" 7) ))
+	local i
+	for i in 1 2 3 4; do
+		[ "$(sha256sum <"/dev/dmtvg0/golden-clone$i")" = "$GOLDEN_SUM" ]
+		[ "$(lv_tags "dmtvg0/golden-clone$i")" = "dmcopy,dmcopy_clone" ]
+	done
+	[ "$(sha256sum </dev/dmtvg0/golden)" = "$GOLDEN_SUM" ]
+	# The report: every clone copied, verified and offloaded in full.
+	[ "$(jq -r '.total.clones' <<<"$output")" = 4 ]
+	[ "$(jq -r '.total.offloaded' <<<"$output")" = $(( 4 * 32 * MiB )) ]
+	[ "$(jq -r '[.clones[] | select(.verified == true and .state == "copied")] | length' <<<"$output")" = 4 ]
+	# The copies did not cross the NVMe interface: what it read and wrote
+	# is the verification's reads (5 x 32 MiB) and lvm's metadata, not
+	# another 4 x 32 MiB written.
+	echo "$disk: $(( rw1 - rw0 )) sectors read and written"
+	[ $(( rw1 - rw0 )) -lt $(( (8 * 32 + 16) * 2048 )) ]
+	[ $(( rw1 - rw0 )) -ge $(( 8 * 32 * 2048 )) ]
+	run -0 "$DMCOPY" deprovision --vg dmtvg0 --tag dmcopy
+	[ "$(lv_names dmtvg0)" = "golden " ]
+}
+
+@test "provision --new-uuid: clones get their own filesystem UUIDs and mount side by side" {
+	vg_on dmtvg0 "$NS1"
+	golden_ext4 dmtvg0 32M
+	run -0 "$DMCOPY" provision --golden /dev/dmtvg0/golden --vg dmtvg0 \
+		--count 2 --name 'vm%02d' --new-uuid --quiet
+	echo "$output"
+	local u0 u1 u2
+	u0=$(blkid -o value -s UUID /dev/dmtvg0/golden)
+	u1=$(blkid -o value -s UUID /dev/dmtvg0/vm01)
+	u2=$(blkid -o value -s UUID /dev/dmtvg0/vm02)
+	[ -n "$u1" ] && [ "$u1" != "$u0" ] && [ "$u2" != "$u0" ] && [ "$u1" != "$u2" ]
+	[ "$(sha256sum </dev/dmtvg0/golden)" = "$GOLDEN_SUM" ]
+	mkdir "$BATS_TEST_TMPDIR/mnt1" "$BATS_TEST_TMPDIR/mnt2"
+	mount /dev/dmtvg0/vm01 "$BATS_TEST_TMPDIR/mnt1"
+	mount /dev/dmtvg0/vm02 "$BATS_TEST_TMPDIR/mnt2"
+	[ "$(ls "$BATS_TEST_TMPDIR/mnt1/data" | wc -l)" = 300 ]
+	diff -r "$BATS_TEST_TMPDIR/mnt1" "$BATS_TEST_TMPDIR/mnt2"
+}
+
+@test "provision refuses a name taken by an LV it did not make, and changes nothing" {
+	vg_on dmtvg0 "$NS1"
+	golden_ext4 dmtvg0 16M
+	lvm_cmd lvcreate -y -Wn -Zn -L 16M -n golden-clone2 dmtvg0
+	local before
+	before=$(sha256sum </dev/dmtvg0/golden-clone2)
+	run -1 "$DMCOPY" provision --golden /dev/dmtvg0/golden --vg dmtvg0 --count 3
+	echo "$output"
+	[[ $output == *"dmtvg0/golden-clone2 exists and is not a clone of an earlier run (no tag 'dmcopy')"* ]]
+	[ "$(lv_names dmtvg0)" = "golden golden-clone2 " ]
+	[ "$(sha256sum </dev/dmtvg0/golden-clone2)" = "$before" ]
+}
+
+@test "provision with a missing golden image or volume group: a clear error, nothing made" {
+	vg_on dmtvg0 "$NS1"
+	run -1 "$DMCOPY" provision --golden /dev/dmtvg0/nosuch --vg dmtvg0 --count 2
+	[ "$output" = "dmcopy: golden image /dev/dmtvg0/nosuch: No such file or directory" ]
+	lvm_cmd lvcreate -y -Wn -Zn -L 8M -n golden dmtvg0
+	run -1 "$DMCOPY" provision --golden /dev/dmtvg0/golden --vg dmtvgX --count 2
+	echo "$output"
+	[[ $output == *"cannot list the logical volumes of volume group 'dmtvgX'"* ]]
+	[ "$(lv_names dmtvg0)" = "golden " ]
+	run -2 "$DMCOPY" provision --golden /dev/dmtvg0/golden --vg dmtvg0 --count 2 --name 'x'
+	[[ $output == *"invalid --name 'x'"* ]]
+	run -2 "$DMCOPY" provision --golden /dev/dmtvg0/golden --vg dmtvg0
+	[[ $output == *"how many clones? (--count)"* ]]
+	run -2 "$DMCOPY" provision --golden /dev/dmtvg0/golden --vg dmtvg0 --count 2 --tag 'a b'
+	[[ $output == *"invalid tag 'a b'"* ]]
+	[ "$(lv_names dmtvg0)" = "golden " ]
+}
+
+@test "a volume group that fills up half way: error, clones listed, --rollback undoes, a re-run after freeing space finishes" {
+	vg_on dmtvg0 "$NS1"
+	golden_ext4 dmtvg0 60M
+	vg_on dmtvg1 "$NS2"
+	# 63 extents of 4 MiB, less 25 for the filler: room for two clones
+	# of 15, and for four once the filler is gone.
+	lvm_cmd lvcreate -y -Wn -Zn -L 100M -n filler dmtvg1
+	local free0
+	free0=$(lvm_cmd vgs --noheadings --units b -o vg_free dmtvg1 | tr -d ' ')
+	run -1 "$DMCOPY" provision --golden /dev/dmtvg0/golden --vg dmtvg1 --count 4 --name 'c%d'
+	echo "$output"
+	[[ $output == *"c1 "*"copied"* ]]
+	[[ $output == *"c2 "*"copied"* ]]
+	[[ $output == *"c3 "*"not created"* ]]
+	[[ $output == *"c4 "*"not created"* ]]
+	[[ $output == *"2 of 4 clones failed (lvcreate failed: is the volume group full?)"* ]]
+	[ "$(lv_names dmtvg1)" = "c1 c2 filler " ]
+	[ "$(sha256sum </dev/dmtvg1/c1)" = "$GOLDEN_SUM" ]
+
+	run -0 "$DMCOPY" provision --golden /dev/dmtvg0/golden --vg dmtvg1 --count 4 --name 'c%d' --rollback
+	echo "$output"
+	[ "$(lv_names dmtvg1)" = "filler " ]
+	[ "$(lvm_cmd vgs --noheadings --units b -o vg_free dmtvg1 | tr -d ' ')" = "$free0" ]
+
+	# Again, then free the space and run once more: 2 kept, 2 made.
+	run -1 "$DMCOPY" provision --golden /dev/dmtvg0/golden --vg dmtvg1 --count 4 --name 'c%d'
+	lvm_cmd lvremove -y dmtvg1/filler
+	run -0 "$DMCOPY" provision --golden /dev/dmtvg0/golden --vg dmtvg1 --count 4 --name 'c%d' --verify
+	echo "$output"
+	[[ $output == *"c1 "*"kept"*"yes"* ]]
+	[[ $output == *"c4 "*"copied"*"yes"* ]]
+	[[ $output == *"4 of 4 clones ready (2 copied now)"* ]]
+	local i
+	for i in 1 2 3 4; do
+		[ "$(sha256sum <"/dev/dmtvg1/c$i")" = "$GOLDEN_SUM" ]
+	done
+	[ "$(sha256sum </dev/dmtvg0/golden)" = "$GOLDEN_SUM" ]
+}
+
+@test "SIGINT during provisioning: unfinished clones are reported and tagged, a re-run finishes them" {
+	vg_on dmtvg0 "$NS1"
+	golden_ext4 dmtvg0 32M
+	# A slow golden image (dm-delay, which does not copy): each clone's
+	# copy takes seconds, long enough to interrupt the batch.
+	dmsetup create dmt-slow --table "0 $(( 32 * 2048 )) delay /dev/dmtvg0/golden 0 200"
+	local sum
+	sum=$(sha256sum </dev/mapper/dmt-slow)
+	"$DMCOPY" provision --golden /dev/mapper/dmt-slow --vg dmtvg0 --count 3 \
+		--name 's%d' >"$BATS_TEST_TMPDIR/out" 2>&1 &
+	local pid=$! i
+	for (( i = 0; i < 300; i++ )); do
+		[ -b /dev/dmtvg0/s3 ] && break
+		sleep 0.1
+	done
+	sleep 1
+	kill -INT $pid
+	local status=0
+	wait $pid || status=$?
+	cat "$BATS_TEST_TMPDIR/out"
+	[ "$status" = 130 ]
+	grep -q "interrupted: clones not finished keep tag 'dmcopy_partial'" "$BATS_TEST_TMPDIR/out"
+	# One copy at a time: the last clone never started.
+	grep -q "^s3 .*interrupted" "$BATS_TEST_TMPDIR/out"
+	[[ "$(lv_tags dmtvg0/s3)" == *dmcopy_partial* ]]
+	run -0 "$DMCOPY" provision --golden /dev/mapper/dmt-slow --vg dmtvg0 --count 3 --name 's%d' --verify
+	echo "$output"
+	[[ $output == *"3 of 3 clones ready"* ]]
+	for i in 1 2 3; do
+		[ "$(sha256sum <"/dev/dmtvg0/s$i")" = "$sum" ]
+		[ "$(lv_tags "dmtvg0/s$i")" = "dmcopy,dmcopy_clone" ]
+	done
+}
+
+@test "deprovision removes only what provision made" {
+	vg_on dmtvg0 "$NS1"
+	lvm_cmd lvcreate -y -Wn -Zn -L 8M -n golden dmtvg0
+	lvm_cmd lvcreate -y -Wn -Zn -L 8M -n other dmtvg0
+	run -0 "$DMCOPY" provision --golden /dev/dmtvg0/golden --vg dmtvg0 --count 2 --tag batch1 --quiet
+	run -1 "$DMCOPY" deprovision --vg dmtvg0 other golden-clone1
+	[[ $output == *"dmtvg0/other was not made by dmcopy provision"* ]]
+	[ "$(lv_names dmtvg0)" = "golden golden-clone1 golden-clone2 other " ]
+	run -0 "$DMCOPY" deprovision --vg dmtvg0 golden-clone1
+	[ "$output" = "removed dmtvg0/golden-clone1" ]
+	run -0 "$DMCOPY" deprovision --vg dmtvg0 --tag batch1
+	[ "$output" = "removed dmtvg0/golden-clone2" ]
+	[ "$(lv_names dmtvg0)" = "golden other " ]
+}

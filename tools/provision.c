@@ -1,0 +1,1093 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * dmcopy provision: clones of a golden image as logical volumes of a volume
+ * group, copied with the library's copy engine (offloaded where the
+ * device copies), and dmcopy deprovision, which removes them.
+ *
+ * The volume group is lvm2's: every change goes through the real lvcreate,
+ * lvchange and lvremove, with their messages shown. Each clone carries the
+ * run's tag (--tag, default "dmcopy"), CLONE_TAG, and the tag PARTIAL_TAG
+ * until its copy is complete, so that a re-run tells finished clones (kept) from
+ * half-made ones (copied again) and from volumes it did not make (never
+ * touched).
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <linux/fs.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <blkid.h>
+#include <libsmartcols.h>
+
+#include "libdmcopy.h"
+#include "dmcopy.h"
+
+#define PARTIAL_TAG	"dmcopy_partial"
+#define CLONE_TAG	"dmcopy_clone"
+#define DEFAULT_TAG	"dmcopy"
+#define MAX_CLONES	10000
+#define VERIFY_CHUNK	(4U << 20)
+
+enum {
+	OPT_GOLDEN = 256,
+	OPT_VG,
+	OPT_NAME,
+	OPT_TAG,
+	OPT_VERIFY,
+	OPT_NEW_UUID,
+	OPT_ROLLBACK,
+};
+
+enum clone_state {
+	CLONE_NEW,		/* to be created */
+	CLONE_PARTIAL,		/* made by an earlier run, copy unfinished */
+	CLONE_DONE,		/* made and copied by an earlier run */
+	CLONE_NOT_CREATED,	/* lvcreate failed, or was not tried */
+	CLONE_COPIED,		/* copied by this run */
+	CLONE_FAILED,		/* copy, new UUID or verification failed */
+	CLONE_INTERRUPTED,	/* a signal stopped its copy */
+};
+
+struct clone {
+	char name[128];
+	char path[320];
+	enum clone_state state;
+	bool created;			/* by this run */
+	struct dmcopy_copy_report rep;
+	double seconds;
+	int verified;			/* -1 not checked, 0 differs, 1 same */
+	char error[1024];
+};
+
+struct provision {
+	const char *golden, *vg, *pattern, *tag;
+	unsigned int count, jobs;
+	bool verify, new_uuid, json, rollback, quiet, show_progress;
+	uint64_t size;			/* of the golden image, bytes */
+	struct clone *clones;
+
+	/* shared by the copy workers */
+	pthread_mutex_t lock;
+	unsigned int next;		/* the next clone to copy */
+	uint64_t done_before;		/* bytes of the clones already over */
+	uint64_t total;			/* bytes all copies of this run move */
+	struct worker *workers;
+	struct progress progress;
+};
+
+struct worker {
+	struct provision *o;
+	pthread_t thread;
+	uint64_t done;			/* bytes of its current clone */
+};
+
+/* ---------------------------------------------------------- commands --- */
+
+/*
+ * Run @argv (an lvm2 or e2fsprogs command) with its messages on our
+ * stderr; its stdout into @out (NUL-terminated, may be NULL: then it goes
+ * to our stderr too, so that a --json on stdout stays clean). Returns its
+ * exit status, or -1 when it could not run.
+ */
+static int run(char *const argv[], char *out, size_t outlen)
+{
+	int fds[2] = { -1, -1 };
+	size_t got = 0;
+	pid_t pid;
+	int status;
+
+	if (out && pipe2(fds, O_CLOEXEC) < 0)
+		return -1;
+	pid = fork();
+	if (pid < 0) {
+		if (out) {
+			close(fds[0]);
+			close(fds[1]);
+		}
+		return -1;
+	}
+	if (!pid) {
+		dup2(out ? fds[1] : STDERR_FILENO, STDOUT_FILENO);
+		/* lvm2 warns about every descriptor it inherits */
+		setenv("LVM_SUPPRESS_FD_WARNINGS", "1", 1);
+		execvp(argv[0], argv);
+		fprintf(stderr, "%s: cannot run %s: %s\n", prog, argv[0],
+			strerror(errno));
+		_exit(127);
+	}
+	if (out) {
+		ssize_t n;
+
+		close(fds[1]);
+		while ((n = read(fds[0], out + got, outlen - 1 - got)) > 0 ||
+		       (n < 0 && errno == EINTR)) {
+			if (n > 0)
+				got += n;
+			if (got == outlen - 1)
+				break;
+		}
+		close(fds[0]);
+		out[got] = '\0';
+	}
+	while (waitpid(pid, &status, 0) < 0)
+		if (errno != EINTR)
+			return -1;
+	if (WIFEXITED(status))
+		return WEXITSTATUS(status) == 127 ? -1 : WEXITSTATUS(status);
+	return -1;
+}
+
+/* LVM tags and names: letters, digits and "_+.-" (lvm(8) takes a few more). */
+static bool lvm_word(const char *s)
+{
+	if (!*s || *s == '-')
+		return false;
+	for (; *s; s++)
+		if (!(*s >= 'a' && *s <= 'z') && !(*s >= 'A' && *s <= 'Z') &&
+		    !(*s >= '0' && *s <= '9') && !strchr("_+.-", *s))
+			return false;
+	return true;
+}
+
+struct lv {
+	char name[128];
+	uint64_t size;
+	char tags[512];		/* comma-separated, as lvs prints them */
+};
+
+static bool has_tag(const struct lv *lv, const char *tag)
+{
+	size_t n = strlen(tag);
+	const char *p = lv->tags;
+
+	while (*p) {
+		if (!strncmp(p, tag, n) && (p[n] == ',' || !p[n]))
+			return true;
+		p = strchrnul(p, ',');
+		if (*p)
+			p++;
+	}
+	return false;
+}
+
+/*
+ * The logical volumes of @vg: name, size in bytes and tags, from lvs.
+ * Returns how many (with *@lvs to free), or -1 after lvs said why.
+ */
+static int list_lvs(const char *vg, struct lv **lvs)
+{
+	char *argv[] = { "lvs", "--noheadings", "--nosuffix", "--units", "b",
+			 "--separator", "|", "-o", "lv_name,lv_size,lv_tags",
+			 (char *)vg, NULL };
+	static char out[1 << 20];
+	struct lv *v = NULL;
+	int n = 0, r;
+	char *line, *save;
+
+	r = run(argv, out, sizeof(out));
+	if (r) {
+		warnx("cannot list the logical volumes of volume group '%s' (lvs %s)",
+		      vg, r < 0 ? "did not run" : "failed, see above");
+		return -1;
+	}
+	for (line = strtok_r(out, "\n", &save); line;
+	     line = strtok_r(NULL, "\n", &save)) {
+		char *name, *size, *tags, *p = line;
+		struct lv *nv;
+
+		while (*p == ' ')
+			p++;
+		name = strsep(&p, "|");
+		size = strsep(&p, "|");
+		tags = p ? p : "";
+		if (!name || !size || !*name)
+			continue;
+		nv = realloc(v, (n + 1) * sizeof(*v));
+		if (!nv) {
+			free(v);
+			warnx("out of memory");
+			return -1;
+		}
+		v = nv;
+		snprintf(v[n].name, sizeof(v[n].name), "%s", name);
+		v[n].size = strtoull(size, NULL, 10);
+		snprintf(v[n].tags, sizeof(v[n].tags), "%s", tags);
+		n++;
+	}
+	*lvs = v;
+	return n;
+}
+
+static const struct lv *find_lv(const struct lv *lvs, int n, const char *name)
+{
+	int i;
+
+	for (i = 0; i < n; i++)
+		if (!strcmp(lvs[i].name, name))
+			return &lvs[i];
+	return NULL;
+}
+
+static int lv_remove(const char *vg, const char *name)
+{
+	char lv[300];
+	char *argv[] = { "lvremove", "-y", lv, NULL };
+
+	snprintf(lv, sizeof(lv), "%s/%s", vg, name);
+	return run(argv, NULL, 0);
+}
+
+/* ----------------------------------------------------------- options --- */
+
+static void provision_usage(void)
+{
+	printf("Usage:\n"
+	       " %1$s provision --golden <device> --vg <vg> --count <n> [options]\n"
+	       " %1$s deprovision --vg <vg> (--tag <tag> | <name>...)\n"
+	       "\n"
+	       "Make <n> logical volumes of <vg>, each a full copy of the golden image,\n"
+	       "copied by the device where it can (copy offload); remove them again.\n"
+	       "\n"
+	       "Provision options:\n"
+	       " -g, --golden <device>  the golden image (a block device: an LV, a disk)\n"
+	       "     --vg <vg>          the volume group the clones go into\n"
+	       " -n, --count <n>        how many clones\n"
+	       "     --name <pattern>   clone names, with one %%d for 1..n (<golden>-clone%%d)\n"
+	       " -j, --jobs <j>         clones copied at once (1)\n"
+	       "     --verify           compare each clone with the golden image\n"
+	       "     --new-uuid         give each clone's ext2/3/4 or XFS filesystem a new UUID\n"
+	       "     --tag <tag>        the LVM tag the clones carry (dmcopy)\n"
+	       "     --rollback         remove the clones an earlier, failed run made\n"
+	       " -J, --json             the summary as JSON\n"
+	       " -p, --progress         show progress, also when not on a terminal\n"
+	       " -q, --quiet            no progress\n"
+	       "\n"
+	       "Deprovision options:\n"
+	       "     --vg <vg>          the volume group\n"
+	       "     --tag <tag>        remove every clone with this tag\n"
+	       "\n"
+	       "A re-run of the same provision keeps the clones that are done and\n"
+	       "copies again the ones a failed or interrupted run left half made.\n"
+	       "See dmcopy(8).\n", prog);
+}
+
+static void parse_provision_options(int argc, char **argv, struct provision *o)
+{
+	static const struct option longopts[] = {
+		{ "golden",   required_argument, NULL, 'g' },
+		{ "vg",       required_argument, NULL, OPT_VG },
+		{ "count",    required_argument, NULL, 'n' },
+		{ "name",     required_argument, NULL, OPT_NAME },
+		{ "jobs",     required_argument, NULL, 'j' },
+		{ "verify",   no_argument,       NULL, OPT_VERIFY },
+		{ "new-uuid", no_argument,       NULL, OPT_NEW_UUID },
+		{ "tag",      required_argument, NULL, OPT_TAG },
+		{ "rollback", no_argument,       NULL, OPT_ROLLBACK },
+		{ "json",     no_argument,       NULL, 'J' },
+		{ "progress", no_argument,       NULL, 'p' },
+		{ "quiet",    no_argument,       NULL, 'q' },
+		{ "help",     no_argument,       NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	char *end;
+	unsigned long v;
+	int c;
+
+	while ((c = getopt_long(argc, argv, ":g:n:j:Jpqh", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'g': o->golden = optarg; break;
+		case OPT_VG: o->vg = optarg; break;
+		case 'n':
+		case 'j':
+			errno = 0;
+			v = strtoul(optarg, &end, 10);
+			if (errno || end == optarg || *end || *optarg == '-' ||
+			    !v || v > MAX_CLONES)
+				usage_error("invalid %s '%s': a number from 1 to %u",
+					    c == 'n' ? "--count" : "--jobs",
+					    optarg, MAX_CLONES);
+			if (c == 'n')
+				o->count = v;
+			else
+				o->jobs = v;
+			break;
+		case OPT_NAME: o->pattern = optarg; break;
+		case OPT_VERIFY: o->verify = true; break;
+		case OPT_NEW_UUID: o->new_uuid = true; break;
+		case OPT_TAG: o->tag = optarg; break;
+		case OPT_ROLLBACK: o->rollback = true; break;
+		case 'J': o->json = true; break;
+		case 'p': o->show_progress = true; break;
+		case 'q': o->quiet = true; break;
+		case 'h': provision_usage(); exit(EXIT_SUCCESS);
+		default: bad_option(argv, c);
+		}
+	}
+	if (optind < argc)
+		usage_error("provision: unexpected argument '%s'", argv[optind]);
+	if (!o->golden)
+		usage_error("provision: no golden image given (--golden)");
+	if (!o->vg)
+		usage_error("provision: no volume group given (--vg)");
+	if (!o->count)
+		usage_error("provision: how many clones? (--count)");
+	if (!lvm_word(o->vg))
+		usage_error("invalid volume group name '%s'", o->vg);
+	if (!lvm_word(o->tag))
+		usage_error("invalid tag '%s': letters, digits and _+.- only",
+			    o->tag);
+	if (!strcmp(o->tag, PARTIAL_TAG) || !strcmp(o->tag, CLONE_TAG))
+		usage_error("tag '%s' is one of dmcopy's own marks: choose another",
+			    o->tag);
+	if (o->show_progress && o->quiet)
+		usage_error("--progress and --quiet are mutually exclusive");
+	if (o->rollback && (o->verify || o->new_uuid))
+		usage_error("--rollback removes clones: no --verify or --new-uuid");
+}
+
+/*
+ * Clone @i's name (1-based) from the pattern: exactly one "%d", or
+ * "%0<width>d"; a literal '%' is "%%". -1 for a bad pattern.
+ */
+static int clone_name(const char *pattern, unsigned int i, char *buf,
+		      size_t len)
+{
+	size_t o = 0;
+	int conversions = 0;
+	const char *p;
+
+	for (p = pattern; *p; p++) {
+		char num[32];
+		int width = 0, n;
+
+		if (*p != '%') {
+			if (o + 1 >= len)
+				return -1;
+			buf[o++] = *p;
+			continue;
+		}
+		p++;
+		if (*p == '%') {
+			if (o + 1 >= len)
+				return -1;
+			buf[o++] = '%';
+			continue;
+		}
+		if (*p == '0') {
+			while (p[1] >= '0' && p[1] <= '9' && width < 100)
+				width = width * 10 + (*++p - '0');
+			p++;
+		}
+		if (*p != 'd' || conversions++)
+			return -1;
+		n = snprintf(num, sizeof(num), "%0*u", width, i);
+		if (n < 0 || o + n >= len)
+			return -1;
+		memcpy(buf + o, num, n);
+		o += n;
+	}
+	buf[o] = '\0';
+	return conversions == 1 && lvm_word(buf) ? 0 : -1;
+}
+
+/* ------------------------------------------------------------- clones --- */
+
+static int golden_size(const char *path, uint64_t *size)
+{
+	struct stat st;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0) {
+		warnx("golden image %s: %s", path, strerror(errno));
+		return -1;
+	}
+	if (fstat(fd, &st) || !S_ISBLK(st.st_mode)) {
+		warnx("golden image %s: not a block device", path);
+		close(fd);
+		return -1;
+	}
+	if (ioctl(fd, BLKGETSIZE64, size) < 0) {
+		warnx("golden image %s: cannot read its size: %s", path,
+		      strerror(errno));
+		close(fd);
+		return -1;
+	}
+	close(fd);
+	if (!*size) {
+		warnx("golden image %s: empty", path);
+		return -1;
+	}
+	return 0;
+}
+
+static const char *basename_of(const char *path)
+{
+	const char *b = strrchr(path, '/');
+
+	return b ? b + 1 : path;
+}
+
+/*
+ * Read both with O_DIRECT (the device's bytes, not the page cache's) and
+ * compare. 1 same, 0 differ, -1 an error (in @err).
+ */
+static int same_bytes(const char *a, const char *b, uint64_t size, char *err,
+		      size_t errlen)
+{
+	int fa = -1, fb = -1, ret = -1;
+	char *ba = NULL, *bb = NULL;
+	uint64_t off;
+
+	fa = open(a, O_RDONLY | O_DIRECT | O_CLOEXEC);
+	fb = open(b, O_RDONLY | O_DIRECT | O_CLOEXEC);
+	if (fa < 0 || fb < 0) {
+		snprintf(err, errlen, "verify: cannot open %s: %s",
+			 fa < 0 ? a : b, strerror(errno));
+		goto out;
+	}
+	if (posix_memalign((void **)&ba, 4096, VERIFY_CHUNK) ||
+	    posix_memalign((void **)&bb, 4096, VERIFY_CHUNK)) {
+		snprintf(err, errlen, "verify: out of memory");
+		goto out;
+	}
+	for (off = 0; off < size; ) {
+		size_t want = size - off < VERIFY_CHUNK ? size - off : VERIFY_CHUNK;
+		ssize_t na = pread(fa, ba, want, off);
+		ssize_t nb = pread(fb, bb, want, off);
+
+		if (na < 0 || nb < 0) {
+			if (errno == EINTR)
+				continue;
+			snprintf(err, errlen, "verify: reading %s at %" PRIu64 ": %s",
+				 na < 0 ? a : b, off, strerror(errno));
+			goto out;
+		}
+		if (!na || na != nb) {
+			snprintf(err, errlen, "verify: short read at %" PRIu64, off);
+			goto out;
+		}
+		if (memcmp(ba, bb, na)) {
+			snprintf(err, errlen, "differs from the golden image in the %zu bytes at %" PRIu64,
+				 (size_t)na, off);
+			ret = 0;
+			goto out;
+		}
+		off += na;
+	}
+	ret = 1;
+out:
+	free(ba);
+	free(bb);
+	if (fa >= 0)
+		close(fa);
+	if (fb >= 0)
+		close(fb);
+	return ret;
+}
+
+/* The filesystem type libblkid finds on @path, "" when none. */
+static void fs_type(const char *path, char *type, size_t len)
+{
+	blkid_probe pr = blkid_new_probe_from_filename(path);
+	const char *v;
+
+	type[0] = '\0';
+	if (!pr)
+		return;
+	blkid_probe_enable_superblocks(pr, 1);
+	blkid_probe_set_superblocks_flags(pr, BLKID_SUBLKS_TYPE);
+	if (!blkid_do_safeprobe(pr) &&
+	    !blkid_probe_lookup_value(pr, "TYPE", &v, NULL))
+		snprintf(type, len, "%s", v);
+	blkid_free_probe(pr);
+}
+
+/* A new filesystem UUID on the clone, so clones mount side by side. */
+static int new_uuid(struct clone *c)
+{
+	char type[32];
+	int r;
+
+	fs_type(c->path, type, sizeof(type));
+	if (!strcmp(type, "ext2") || !strcmp(type, "ext3") ||
+	    !strcmp(type, "ext4")) {
+		/* tune2fs wants a freshly checked filesystem for -U */
+		char *fsck[] = { "e2fsck", "-f", "-p", c->path, NULL };
+		char *tune[] = { "tune2fs", "-U", "random", c->path, NULL };
+
+		r = run(fsck, NULL, 0);
+		if (r < 0 || r > 1) {
+			snprintf(c->error, sizeof(c->error),
+				 "e2fsck -f -p %s before the new UUID failed (exit %d)",
+				 c->path, r);
+			return -1;
+		}
+		r = run(tune, NULL, 0);
+	} else if (!strcmp(type, "xfs")) {
+		char *admin[] = { "xfs_admin", "-U", "generate", c->path, NULL };
+
+		r = run(admin, NULL, 0);
+	} else {
+		snprintf(c->error, sizeof(c->error),
+			 "--new-uuid: no ext2/3/4 or XFS filesystem on the clone (%s)",
+			 *type ? type : "none found");
+		return -1;
+	}
+	if (r) {
+		snprintf(c->error, sizeof(c->error),
+			 "giving %s a new filesystem UUID failed (exit %d)",
+			 c->path, r);
+		return -1;
+	}
+	return 0;
+}
+
+/* One display for the whole batch: the bytes of every copy of this run. */
+static void batch_progress(uint64_t done, uint64_t total, void *data)
+{
+	struct worker *w = data;
+	struct provision *o = w->o;
+	uint64_t sum;
+	unsigned int i;
+
+	(void)total;
+	pthread_mutex_lock(&o->lock);
+	w->done = done;
+	sum = o->done_before;
+	for (i = 0; i < o->jobs; i++)
+		sum += o->workers[i].done;
+	on_progress(sum, o->total, &o->progress);
+	pthread_mutex_unlock(&o->lock);
+}
+
+static void copy_one(struct worker *w, struct clone *c)
+{
+	struct provision *o = w->o;
+	struct dmcopy_copy_opts opts = {
+		/* a new LV may hold anything, signatures included */
+		.force = true,
+		.stop = &stop_signal,
+		.progress = o->progress.kind != PROGRESS_NONE ?
+			    batch_progress : NULL,
+		.progress_data = w,
+	};
+	struct dmcopy_ctx *ctx = new_ctx();
+	struct timespec t0;
+	char lv[300];
+	char *deltag[] = { "lvchange", "--deltag", PARTIAL_TAG, lv, NULL };
+	int r;
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	r = dmcopy_copy(ctx, o->golden, 0, c->path, 0, o->size, &opts, &c->rep);
+	c->seconds = seconds_since(&t0);
+	pthread_mutex_lock(&o->lock);
+	w->done = 0;
+	o->done_before += c->rep.copied;
+	pthread_mutex_unlock(&o->lock);
+	if (r == -EINTR) {
+		c->state = CLONE_INTERRUPTED;
+		snprintf(c->error, sizeof(c->error), "interrupted after %" PRIu64 " of %" PRIu64 " bytes",
+			 c->rep.copied, o->size);
+		dmcopy_free(ctx);
+		return;
+	}
+	if (r) {
+		c->state = CLONE_FAILED;
+		snprintf(c->error, sizeof(c->error), "copy failed: %s",
+			 dmcopy_last_error(ctx));
+		dmcopy_free(ctx);
+		return;
+	}
+	dmcopy_free(ctx);
+	if (o->new_uuid && new_uuid(c)) {
+		c->state = CLONE_FAILED;
+		return;
+	}
+	if (o->verify) {
+		c->verified = same_bytes(o->golden, c->path, o->size, c->error,
+					 sizeof(c->error));
+		if (c->verified != 1) {
+			c->state = CLONE_FAILED;
+			return;
+		}
+	}
+	snprintf(lv, sizeof(lv), "%s/%s", o->vg, c->name);
+	r = run(deltag, NULL, 0);
+	if (r) {
+		c->state = CLONE_FAILED;
+		snprintf(c->error, sizeof(c->error),
+			 "copied, but lvchange --deltag %s failed (exit %d): a re-run copies it again",
+			 PARTIAL_TAG, r);
+		return;
+	}
+	c->state = CLONE_COPIED;
+}
+
+static void *copy_worker(void *data)
+{
+	struct worker *w = data;
+	struct provision *o = w->o;
+
+	for (;;) {
+		struct clone *c = NULL;
+
+		pthread_mutex_lock(&o->lock);
+		while (!stop_signal && o->next < o->count) {
+			struct clone *n = &o->clones[o->next++];
+
+			if (n->state == CLONE_PARTIAL || n->state == CLONE_NEW) {
+				c = n;
+				break;
+			}
+		}
+		pthread_mutex_unlock(&o->lock);
+		if (!c)
+			return NULL;
+		copy_one(w, c);
+	}
+}
+
+/* ------------------------------------------------------------ summary --- */
+
+static const char *state_name(const struct clone *c)
+{
+	switch (c->state) {
+	case CLONE_DONE: return "kept";
+	case CLONE_COPIED: return "copied";
+	case CLONE_FAILED: return "failed";
+	case CLONE_INTERRUPTED: return "interrupted";
+	case CLONE_NOT_CREATED: return "not created";
+	default: return "not copied";
+	}
+}
+
+static const char *verified_name(const struct clone *c)
+{
+	return c->verified == 1 ? "yes" : c->verified == 0 ? "DIFFERS" : "-";
+}
+
+static void json_string(const char *s)
+{
+	putchar('"');
+	for (; *s; s++) {
+		if (*s == '"' || *s == '\\')
+			printf("\\%c", *s);
+		else if ((unsigned char)*s < 0x20)
+			printf("\\u%04x", *s);
+		else
+			putchar(*s);
+	}
+	putchar('"');
+}
+
+struct totals {
+	unsigned int clones, copied, failed;
+	uint64_t bytes, offloaded, emulated, userspace;
+};
+
+static void sum_up(const struct provision *o, struct totals *t)
+{
+	unsigned int i;
+
+	memset(t, 0, sizeof(*t));
+	for (i = 0; i < o->count; i++) {
+		const struct clone *c = &o->clones[i];
+
+		if (c->state == CLONE_COPIED || c->state == CLONE_DONE)
+			t->clones++;
+		if (c->state == CLONE_COPIED)
+			t->copied++;
+		if (c->state == CLONE_FAILED || c->state == CLONE_INTERRUPTED ||
+		    c->state == CLONE_NOT_CREATED)
+			t->failed++;
+		t->bytes += c->rep.copied;
+		t->offloaded += c->rep.offloaded;
+		t->emulated += c->rep.emulated;
+		t->userspace += c->rep.userspace;
+	}
+}
+
+static void print_json(const struct provision *o, const struct totals *t,
+		       double seconds)
+{
+	unsigned int i;
+
+	printf("{\n   \"golden\": ");
+	json_string(o->golden);
+	printf(",\n   \"vg\": ");
+	json_string(o->vg);
+	printf(",\n   \"size\": %" PRIu64 ",\n   \"clones\": [", o->size);
+	for (i = 0; i < o->count; i++) {
+		const struct clone *c = &o->clones[i];
+
+		printf("%s\n      {\"name\": ", i ? "," : "");
+		json_string(c->name);
+		printf(", \"path\": ");
+		json_string(c->path);
+		printf(", \"state\": ");
+		json_string(state_name(c));
+		printf(", \"mode\": \"thick\", \"seconds\": %.3f, \"copied\": %" PRIu64
+		       ", \"offloaded\": %" PRIu64 ", \"emulated\": %" PRIu64
+		       ", \"userspace\": %" PRIu64 ", \"verified\": %s",
+		       c->seconds, c->rep.copied, c->rep.offloaded,
+		       c->rep.emulated, c->rep.userspace,
+		       c->verified == 1 ? "true" : c->verified == 0 ? "false" : "null");
+		printf(", \"error\": ");
+		if (c->error[0])
+			json_string(c->error);
+		else
+			printf("null");
+		printf("}");
+	}
+	printf("\n   ],\n   \"total\": {\"clones\": %u, \"copied\": %u, \"failed\": %u, "
+	       "\"seconds\": %.3f, \"bytes\": %" PRIu64 ", \"offloaded\": %" PRIu64
+	       ", \"emulated\": %" PRIu64 ", \"userspace\": %" PRIu64 "}\n}\n",
+	       t->clones, t->copied, t->failed, seconds, t->bytes, t->offloaded,
+	       t->emulated, t->userspace);
+}
+
+static void print_table(const struct provision *o, const struct totals *t,
+			double seconds)
+{
+	static const char *const heads[] = {
+		"NAME", "SIZE", "MODE", "STATE", "TIME", "OFFLOADED",
+		"EMULATED", "USERSPACE", "VERIFIED",
+	};
+	struct libscols_table *tb = scols_new_table();
+	char b[4][32];
+	unsigned int i, k;
+
+	if (!tb) {
+		warnx("out of memory");
+		return;
+	}
+	for (k = 0; k < sizeof(heads) / sizeof(heads[0]); k++)
+		scols_table_new_column(tb, heads[k], 0,
+				       k ? SCOLS_FL_RIGHT : 0);
+	for (i = 0; i < o->count; i++) {
+		const struct clone *c = &o->clones[i];
+		struct libscols_line *ln = scols_table_new_line(tb, NULL);
+
+		if (!ln)
+			break;
+		human_size(o->size, b[0], sizeof(b[0]));
+		scols_line_set_data(ln, 0, c->name);
+		scols_line_set_data(ln, 1, b[0]);
+		scols_line_set_data(ln, 2, "thick");
+		scols_line_set_data(ln, 3, state_name(c));
+		snprintf(b[1], sizeof(b[1]), "%.1fs", c->seconds);
+		scols_line_set_data(ln, 4, c->state == CLONE_DONE ? "-" : b[1]);
+		human_size(c->rep.offloaded, b[1], sizeof(b[1]));
+		human_size(c->rep.emulated, b[2], sizeof(b[2]));
+		human_size(c->rep.userspace, b[3], sizeof(b[3]));
+		scols_line_set_data(ln, 5, b[1]);
+		scols_line_set_data(ln, 6, b[2]);
+		scols_line_set_data(ln, 7, b[3]);
+		scols_line_set_data(ln, 8, verified_name(c));
+	}
+	scols_print_table(tb);
+	scols_unref_table(tb);
+	human_size(t->bytes, b[0], sizeof(b[0]));
+	human_size(t->offloaded, b[1], sizeof(b[1]));
+	human_size(t->emulated, b[2], sizeof(b[2]));
+	human_size(t->userspace, b[3], sizeof(b[3]));
+	printf("%u of %u clones ready (%u copied now) in %.1fs; %s copied: %s offloaded, %s emulated in the kernel, %s in user space\n",
+	       t->clones, o->count, t->copied, seconds, b[0], b[1], b[2], b[3]);
+	for (i = 0; i < o->count; i++)
+		if (o->clones[i].error[0])
+			printf("%s: %s\n", o->clones[i].name, o->clones[i].error);
+}
+
+/* --------------------------------------------------------- the command --- */
+
+static int rollback(struct provision *o, const struct lv *lvs, int nlvs)
+{
+	unsigned int i, removed = 0;
+	int failed = 0;
+
+	for (i = 0; i < o->count; i++) {
+		const struct lv *lv = find_lv(lvs, nlvs, o->clones[i].name);
+
+		if (!lv || !has_tag(lv, o->tag))
+			continue;
+		if (lv_remove(o->vg, lv->name)) {
+			warnx("could not remove %s/%s (see above)", o->vg, lv->name);
+			failed = 1;
+			continue;
+		}
+		printf("removed %s/%s\n", o->vg, lv->name);
+		removed++;
+	}
+	if (!removed && !failed)
+		printf("nothing to remove: no clone named like '%s' with tag '%s' in %s\n",
+		       o->pattern, o->tag, o->vg);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
+
+int cmd_provision(int argc, char **argv)
+{
+	struct provision o = { .tag = DEFAULT_TAG, .jobs = 1 };
+	char default_pattern[160], lvname[300], sizearg[32];
+	/* signatures are copied over anyway: no wiping, no zeroing */
+	char *lvcreate[] = { "lvcreate", "-y", "-Wn", "-Zn", "-n", lvname,
+			     "-L", sizearg, "--addtag", CLONE_TAG,
+			     "--addtag", PARTIAL_TAG, "--addtag", NULL,
+			     NULL, NULL };
+	struct timespec t0;
+	struct totals t;
+	struct lv *lvs = NULL;
+	int nlvs, ret = EXIT_FAILURE;
+	unsigned int i, to_copy = 0;
+	bool create_failed = false;
+
+	parse_provision_options(argc, argv, &o);
+	if (!o.pattern) {
+		snprintf(default_pattern, sizeof(default_pattern), "%s-clone%%d",
+			 basename_of(o.golden));
+		o.pattern = default_pattern;
+	}
+	o.clones = calloc(o.count, sizeof(*o.clones));
+	if (!o.clones) {
+		warnx("out of memory");
+		return EXIT_FAILURE;
+	}
+	for (i = 0; i < o.count; i++) {
+		struct clone *c = &o.clones[i];
+
+		if (clone_name(o.pattern, i + 1, c->name, sizeof(c->name)))
+			usage_error("invalid --name '%s': one %%d (or %%0<n>d), and a valid LV name",
+				    o.pattern);
+		snprintf(c->path, sizeof(c->path), "/dev/%s/%s", o.vg, c->name);
+		c->verified = -1;
+		if (i && !strcmp(c->name, o.clones[0].name))
+			usage_error("invalid --name '%s': names must differ", o.pattern);
+	}
+
+	if (!o.rollback && golden_size(o.golden, &o.size))
+		goto out;
+	nlvs = list_lvs(o.vg, &lvs);
+	if (nlvs < 0)
+		goto out;
+	if (o.rollback) {
+		ret = rollback(&o, lvs, nlvs);
+		goto out;
+	}
+
+	/* Before anything changes: every name free, or ours. */
+	for (i = 0; i < o.count; i++) {
+		struct clone *c = &o.clones[i];
+		const struct lv *lv = find_lv(lvs, nlvs, c->name);
+
+		if (!lv) {
+			c->state = CLONE_NEW;
+			continue;
+		}
+		if (!has_tag(lv, o.tag)) {
+			warnx("%s/%s exists and is not a clone of an earlier run (no tag '%s'): choose another --name; nothing was changed",
+			      o.vg, c->name, o.tag);
+			goto out;
+		}
+		if (lv->size < o.size) {
+			warnx("%s/%s (%" PRIu64 " bytes) is smaller than the golden image (%" PRIu64 " bytes); nothing was changed",
+			      o.vg, c->name, lv->size, o.size);
+			goto out;
+		}
+		c->state = has_tag(lv, PARTIAL_TAG) ? CLONE_PARTIAL : CLONE_DONE;
+	}
+
+	o.progress.kind = PROGRESS_NONE;
+	if (!o.quiet && !o.json && isatty(STDERR_FILENO))
+		o.progress.kind = PROGRESS_BAR;
+	else if (o.show_progress)
+		o.progress.kind = PROGRESS_LINES;
+	catch_signals();
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	o.progress.start = t0;
+
+	/* lvcreate one after the other: they take the VG lock anyway. */
+	snprintf(sizearg, sizeof(sizearg), "%" PRIu64 "b", o.size);
+	lvcreate[13] = (char *)o.tag;
+	lvcreate[14] = (char *)o.vg;
+	for (i = 0; i < o.count; i++) {
+		struct clone *c = &o.clones[i];
+		int r;
+
+		if (c->state != CLONE_NEW)
+			continue;
+		if (create_failed || stop_signal) {
+			c->state = CLONE_NOT_CREATED;
+			continue;
+		}
+		snprintf(lvname, sizeof(lvname), "%s", c->name);
+		r = run(lvcreate, NULL, 0);
+		if (r) {
+			c->state = CLONE_NOT_CREATED;
+			snprintf(c->error, sizeof(c->error),
+				 "lvcreate failed (exit %d, see above)", r);
+			create_failed = true;
+			continue;
+		}
+		c->created = true;
+	}
+	for (i = 0; i < o.count; i++)
+		if (o.clones[i].state == CLONE_NEW ||
+		    o.clones[i].state == CLONE_PARTIAL)
+			to_copy++;
+	o.total = (uint64_t)to_copy * o.size;
+
+	if (o.jobs > to_copy)
+		o.jobs = to_copy ? to_copy : 1;
+	pthread_mutex_init(&o.lock, NULL);
+	o.workers = calloc(o.jobs, sizeof(*o.workers));
+	if (!o.workers) {
+		warnx("out of memory");
+		goto out;
+	}
+	if (to_copy && o.progress.kind != PROGRESS_NONE)
+		on_progress(0, o.total, &o.progress);
+	for (i = 0; i < o.jobs; i++) {
+		o.workers[i].o = &o;
+		if (pthread_create(&o.workers[i].thread, NULL, copy_worker,
+				   &o.workers[i])) {
+			warnx("cannot start a copy thread");
+			stop_signal = SIGTERM;
+			break;
+		}
+	}
+	o.jobs = i;
+	for (i = 0; i < o.jobs; i++)
+		pthread_join(o.workers[i].thread, NULL);
+	progress_end(&o.progress);
+
+	/* Finished clones of earlier runs: kept, checked when asked. */
+	for (i = 0; i < o.count; i++) {
+		struct clone *c = &o.clones[i];
+
+		if (c->state == CLONE_DONE && o.verify && !stop_signal) {
+			c->verified = same_bytes(o.golden, c->path, o.size,
+						 c->error, sizeof(c->error));
+			if (c->verified != 1)
+				c->state = CLONE_FAILED;
+		}
+		/* anything not over is still half made */
+		if ((c->state == CLONE_NEW || c->state == CLONE_PARTIAL) &&
+		    stop_signal)
+			c->state = CLONE_INTERRUPTED;
+	}
+
+	sum_up(&o, &t);
+	if (o.json)
+		print_json(&o, &t, seconds_since(&t0));
+	else
+		print_table(&o, &t, seconds_since(&t0));
+
+	if (stop_signal) {
+		warnx("interrupted: clones not finished keep tag '%s'; run the same command again to finish them, or with --rollback to remove them",
+		      PARTIAL_TAG);
+		ret = 128 + stop_signal;
+	} else if (t.failed) {
+		warnx("%u of %u clones failed%s; run the same command again to finish them, or with --rollback to remove every clone made",
+		      t.failed, o.count,
+		      create_failed ? " (lvcreate failed: is the volume group full?)" : "");
+		ret = EXIT_FAILURE;
+	} else {
+		ret = EXIT_SUCCESS;
+	}
+out:
+	free(o.workers);
+	free(lvs);
+	free(o.clones);
+	return ret;
+}
+
+int cmd_deprovision(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "vg",   required_argument, NULL, OPT_VG },
+		{ "tag",  required_argument, NULL, OPT_TAG },
+		{ "help", no_argument,       NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *vg = NULL, *tag = NULL;
+	struct lv *lvs = NULL;
+	int c, nlvs, i, ret = EXIT_SUCCESS, removed = 0;
+
+	while ((c = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
+		switch (c) {
+		case OPT_VG: vg = optarg; break;
+		case OPT_TAG: tag = optarg; break;
+		case 'h': provision_usage(); exit(EXIT_SUCCESS);
+		default: bad_option(argv, c);
+		}
+	}
+	if (!vg)
+		usage_error("deprovision: no volume group given (--vg)");
+	if (!lvm_word(vg))
+		usage_error("invalid volume group name '%s'", vg);
+	if (!tag && optind == argc)
+		usage_error("deprovision: say which clones: --tag <tag> or their names");
+	if (tag && optind < argc)
+		usage_error("deprovision: --tag or names, not both");
+	if (tag && !lvm_word(tag))
+		usage_error("invalid tag '%s'", tag);
+
+	nlvs = list_lvs(vg, &lvs);
+	if (nlvs < 0)
+		return EXIT_FAILURE;
+	if (tag) {
+		for (i = 0; i < nlvs; i++) {
+			if (!has_tag(&lvs[i], tag))
+				continue;
+			if (lv_remove(vg, lvs[i].name)) {
+				warnx("could not remove %s/%s (see above)", vg, lvs[i].name);
+				ret = EXIT_FAILURE;
+				continue;
+			}
+			printf("removed %s/%s\n", vg, lvs[i].name);
+			removed++;
+		}
+		if (!removed && ret == EXIT_SUCCESS)
+			printf("no logical volume of %s has tag '%s'\n", vg, tag);
+		free(lvs);
+		return ret;
+	}
+	/* Names: each must be one provision made, checked before any goes. */
+	for (i = optind; i < argc; i++) {
+		const struct lv *lv = find_lv(lvs, nlvs, argv[i]);
+
+		if (!lv) {
+			warnx("%s/%s: no such logical volume; nothing was removed", vg, argv[i]);
+			free(lvs);
+			return EXIT_FAILURE;
+		}
+		if (!has_tag(lv, CLONE_TAG)) {
+			warnx("%s/%s was not made by dmcopy provision (tags: '%s'); nothing was removed",
+			      vg, argv[i], lv->tags);
+			free(lvs);
+			return EXIT_FAILURE;
+		}
+	}
+	for (i = optind; i < argc; i++) {
+		if (lv_remove(vg, argv[i])) {
+			warnx("could not remove %s/%s (see above)", vg, argv[i]);
+			ret = EXIT_FAILURE;
+			continue;
+		}
+		printf("removed %s/%s\n", vg, argv[i]);
+	}
+	free(lvs);
+	return ret;
+}

@@ -18,9 +18,11 @@
  *
  *   mode auto|offload|emulate
  *       auto (the default): offload when source and destination are on
- *       one disk that copies, dm-kcopyd otherwise; offload: only offload,
- *       and refuse (BLK_STS_NOTSUPP, so the caller copies by reading and
- *       writing) a copy the disk below cannot take; emulate: always
+ *       one disk that copies, dm-kcopyd otherwise; offload: never
+ *       dm-kcopyd, and refuse (BLK_STS_NOTSUPP, so the caller copies by
+ *       reading and writing) a copy the disk below cannot take at all;
+ *       chunks that disk refuses part way are read and written by the
+ *       block layer below (blkdev_copy_offload()); emulate: always
  *       dm-kcopyd.
  *   max_copy_bytes <bytes>
  *       the largest copy the device takes in one request (its

@@ -25,12 +25,6 @@ teardown() {
 	guest_teardown
 }
 
-# linear NAME DEV OFFSET_MIB SIZE_MIB: a one-target dm-linear device.
-linear() {
-	dmsetup create "$1" --table \
-		"0 $(( $4 * SECTORS_PER_MIB )) linear $2 $(( $3 * SECTORS_PER_MIB ))"
-}
-
 @test "dm-linear over null_blk advertises null_blk's copy limit" {
 	nullb_load copy_max_bytes=$MiB
 	linear dmt-a /dev/nullb0 16 256

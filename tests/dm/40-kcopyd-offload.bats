@@ -24,12 +24,6 @@ teardown() {
 	guest_teardown
 }
 
-# linear NAME OFFSET_MIB SIZE_MIB: a one-target dm-linear over nullb0.
-linear() {
-	dmsetup create "$1" --table \
-		"0 $(( $3 * SECTORS_PER_MIB )) linear /dev/nullb0 $(( $2 * SECTORS_PER_MIB ))"
-}
-
 # zero_start DEV: metadata devices must start zeroed to be formatted.
 zero_start() {
 	dd if=/dev/zero of="$1" bs=1M count=1 oflag=direct status=none
@@ -52,9 +46,9 @@ wait_hydrated() {
 # during hydration in CLONE_READ.
 clone_run() {
 	local d=$BATS_TEST_TMPDIR size=32 rw
-	linear dmt-src 16 $size
-	linear dmt-dst 64 $size
-	linear dmt-meta 128 4
+	linear dmt-src /dev/nullb0 16 $size
+	linear dmt-dst /dev/nullb0 64 $size
+	linear dmt-meta /dev/nullb0 128 4
 	zero_start /dev/mapper/dmt-meta
 	random_file "$d/golden" $(( size * MiB ))
 	random_file "$d/before" $MiB
@@ -100,11 +94,11 @@ clone_run() {
 @test "dm-clone hydration with copy_max_bytes 0 on the source device reads and writes" {
 	nullb_load copy_max_bytes=$MiB
 	local d=$BATS_TEST_TMPDIR
-	linear dmt-src 16 32
+	linear dmt-src /dev/nullb0 16 32
 	# Offload turned off where kcopyd looks, like an administrator would.
 	echo 0 >"/sys/block/$(dm_dev dmt-src)/queue/copy_max_bytes"
-	linear dmt-dst 64 32
-	linear dmt-meta 128 4
+	linear dmt-dst /dev/nullb0 64 32
+	linear dmt-meta /dev/nullb0 128 4
 	zero_start /dev/mapper/dmt-meta
 	random_file "$d/golden" $(( 32 * MiB ))
 	dev_write /dev/mapper/dmt-src 0 "$d/golden"
@@ -126,8 +120,8 @@ clone_run() {
 # THIN_OFFLOADED and null_blk's sectors read meanwhile in THIN_READ.
 thin_run() {
 	local d=$BATS_TEST_TMPDIR size=16 rw i
-	linear dmt-tmeta 0 8
-	linear dmt-tdata 64 128
+	linear dmt-tmeta /dev/nullb0 0 8
+	linear dmt-tdata /dev/nullb0 64 128
 	zero_start /dev/mapper/dmt-tmeta
 	dmsetup create dmt-pool --table "0 $(( 128 * SECTORS_PER_MIB )) thin-pool /dev/mapper/dmt-tmeta /dev/mapper/dmt-tdata 1024 0 1 skip_block_zeroing"
 	dmsetup message dmt-pool 0 "create_thin 0"

@@ -22,6 +22,12 @@ dm_create() {
 	printf '%s\n' "$@" | dmsetup create "$name"
 }
 
+# linear NAME DEV OFFSET_MIB SIZE_MIB: a one-target dm-linear device.
+linear() {
+	dmsetup create "$1" --table \
+		"0 $(( $4 * 2048 )) linear $2 $(( $3 * 2048 ))"
+}
+
 # dm_reload NAME LINE...: load these lines as the inactive table and
 # swap them in (suspend, then resume).
 dm_reload() {

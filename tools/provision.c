@@ -131,13 +131,16 @@ static int run(char *const argv[], char *out, size_t outlen)
 	if (out) {
 		ssize_t n;
 
+		char drain[4096];
+
 		close(fds[1]);
-		while ((n = read(fds[0], out + got, outlen - 1 - got)) > 0 ||
+		/* what does not fit is read and dropped: the child must end */
+		while ((n = got < outlen - 1 ?
+			    read(fds[0], out + got, outlen - 1 - got) :
+			    read(fds[0], drain, sizeof(drain))) > 0 ||
 		       (n < 0 && errno == EINTR)) {
-			if (n > 0)
+			if (n > 0 && got < outlen - 1)
 				got += n;
-			if (got == outlen - 1)
-				break;
 		}
 		close(fds[0]);
 		out[got] = '\0';

@@ -615,10 +615,7 @@ static void copy_one(struct worker *w, struct clone *c)
 		return;
 	}
 	dmcopy_free(ctx);
-	if (o->new_uuid && new_uuid(c)) {
-		c->state = CLONE_FAILED;
-		return;
-	}
+	/* before a new UUID makes the clone differ from the golden image */
 	if (o->verify) {
 		c->verified = same_bytes(o->golden, c->path, o->size, c->error,
 					 sizeof(c->error));
@@ -626,6 +623,10 @@ static void copy_one(struct worker *w, struct clone *c)
 			c->state = CLONE_FAILED;
 			return;
 		}
+	}
+	if (o->new_uuid && new_uuid(c)) {
+		c->state = CLONE_FAILED;
+		return;
 	}
 	snprintf(lv, sizeof(lv), "%s/%s", o->vg, c->name);
 	r = run(deltag, NULL, 0);
@@ -975,11 +976,15 @@ int cmd_provision(int argc, char **argv)
 		pthread_join(o.workers[i].thread, NULL);
 	progress_end(&o.progress);
 
-	/* Finished clones of earlier runs: kept, checked when asked. */
+	/*
+	 * Finished clones of earlier runs: kept, checked when asked, unless
+	 * they may have a new filesystem UUID, which makes them differ.
+	 */
 	for (i = 0; i < o.count; i++) {
 		struct clone *c = &o.clones[i];
 
-		if (c->state == CLONE_DONE && o.verify && !stop_signal) {
+		if (c->state == CLONE_DONE && o.verify && !o.new_uuid &&
+		    !stop_signal) {
 			c->verified = same_bytes(o.golden, c->path, o.size,
 						 c->error, sizeof(c->error));
 			if (c->verified != 1)

@@ -49,6 +49,7 @@ enum {
 	OPT_VERIFY,
 	OPT_NEW_UUID,
 	OPT_ROLLBACK,
+	OPT_THIN,
 };
 
 enum clone_state {
@@ -66,6 +67,7 @@ struct clone {
 	char path[320];
 	enum clone_state state;
 	bool created;			/* by this run */
+	const char *mode;		/* "thick" or "thin" */
 	struct dmcopy_copy_report rep;
 	double seconds;
 	int verified;			/* -1 not checked, 0 differs, 1 same */
@@ -74,6 +76,9 @@ struct clone {
 
 struct provision {
 	const char *golden, *vg, *pattern, *tag;
+	const char *thin_pool;		/* --thin: clones are its snapshots */
+	char origin[128];		/* their origin, a thin volume */
+	struct dmcopy_copy_report import; /* the golden image into it */
 	unsigned int count, jobs;
 	bool verify, new_uuid, json, rollback, quiet, show_progress;
 	uint64_t size;			/* of the golden image, bytes */
@@ -168,6 +173,9 @@ static bool lvm_word(const char *s)
 struct lv {
 	char name[128];
 	uint64_t size;
+	char attr[16];		/* lv_attr: 't' first for a thin pool */
+	char pool[128];		/* pool_lv: a thin volume's pool */
+	double data_percent;	/* a thin pool's data in use */
 	char tags[512];		/* comma-separated, as lvs prints them */
 };
 
@@ -187,13 +195,15 @@ static bool has_tag(const struct lv *lv, const char *tag)
 }
 
 /*
- * The logical volumes of @vg: name, size in bytes and tags, from lvs.
+ * The logical volumes of @vg: name, size in bytes, attributes, pool, data
+ * in use and tags, from lvs.
  * Returns how many (with *@lvs to free), or -1 after lvs said why.
  */
 static int list_lvs(const char *vg, struct lv **lvs)
 {
 	char *argv[] = { "lvs", "--noheadings", "--nosuffix", "--units", "b",
-			 "--separator", "|", "-o", "lv_name,lv_size,lv_tags",
+			 "--separator", "|", "-o",
+			 "lv_name,lv_size,lv_attr,pool_lv,data_percent,lv_tags",
 			 (char *)vg, NULL };
 	static char out[1 << 20];
 	struct lv *v = NULL;
@@ -208,15 +218,18 @@ static int list_lvs(const char *vg, struct lv **lvs)
 	}
 	for (line = strtok_r(out, "\n", &save); line;
 	     line = strtok_r(NULL, "\n", &save)) {
-		char *name, *size, *tags, *p = line;
+		char *name, *size, *attr, *pool, *data, *tags, *p = line;
 		struct lv *nv;
 
 		while (*p == ' ')
 			p++;
 		name = strsep(&p, "|");
 		size = strsep(&p, "|");
+		attr = strsep(&p, "|");
+		pool = strsep(&p, "|");
+		data = strsep(&p, "|");
 		tags = p ? p : "";
-		if (!name || !size || !*name)
+		if (!name || !size || !data || !*name)
 			continue;
 		nv = realloc(v, (n + 1) * sizeof(*v));
 		if (!nv) {
@@ -227,6 +240,9 @@ static int list_lvs(const char *vg, struct lv **lvs)
 		v = nv;
 		snprintf(v[n].name, sizeof(v[n].name), "%s", name);
 		v[n].size = strtoull(size, NULL, 10);
+		snprintf(v[n].attr, sizeof(v[n].attr), "%s", attr);
+		snprintf(v[n].pool, sizeof(v[n].pool), "%s", pool);
+		v[n].data_percent = strtod(data, NULL);
 		snprintf(v[n].tags, sizeof(v[n].tags), "%s", tags);
 		n++;
 	}
@@ -259,6 +275,7 @@ static void provision_usage(void)
 {
 	printf("Usage:\n"
 	       " %1$s provision --golden <device> --vg <vg> --count <n> [options]\n"
+	       " %1$s provision --golden <device> --vg <vg> --count <n> --thin <pool> [options]\n"
 	       " %1$s deprovision --vg <vg> (--tag <tag> | <name>...)\n"
 	       "\n"
 	       "Make <n> logical volumes of <vg>, each a full copy of the golden image,\n"
@@ -273,6 +290,7 @@ static void provision_usage(void)
 	       "     --verify           compare each clone with the golden image\n"
 	       "     --new-uuid         give each clone's ext2/3/4 or XFS filesystem a new UUID\n"
 	       "     --tag <tag>        the LVM tag the clones carry (dmcopy)\n"
+	       "     --thin <pool>      thin snapshots in this thin pool of <vg> instead\n"
 	       "     --rollback         remove the clones an earlier, failed run made\n"
 	       " -J, --json             the summary as JSON\n"
 	       " -p, --progress         show progress, also when not on a terminal\n"
@@ -299,6 +317,7 @@ static void parse_provision_options(int argc, char **argv, struct provision *o)
 		{ "new-uuid", no_argument,       NULL, OPT_NEW_UUID },
 		{ "tag",      required_argument, NULL, OPT_TAG },
 		{ "rollback", no_argument,       NULL, OPT_ROLLBACK },
+		{ "thin",     required_argument, NULL, OPT_THIN },
 		{ "json",     no_argument,       NULL, 'J' },
 		{ "progress", no_argument,       NULL, 'p' },
 		{ "quiet",    no_argument,       NULL, 'q' },
@@ -332,6 +351,7 @@ static void parse_provision_options(int argc, char **argv, struct provision *o)
 		case OPT_NEW_UUID: o->new_uuid = true; break;
 		case OPT_TAG: o->tag = optarg; break;
 		case OPT_ROLLBACK: o->rollback = true; break;
+		case OPT_THIN: o->thin_pool = optarg; break;
 		case 'J': o->json = true; break;
 		case 'p': o->show_progress = true; break;
 		case 'q': o->quiet = true; break;
@@ -357,6 +377,8 @@ static void parse_provision_options(int argc, char **argv, struct provision *o)
 			    o->tag);
 	if (o->show_progress && o->quiet)
 		usage_error("--progress and --quiet are mutually exclusive");
+	if (o->thin_pool && !lvm_word(o->thin_pool))
+		usage_error("invalid thin pool name '%s'", o->thin_pool);
 	if (o->rollback && (o->verify || o->new_uuid))
 		usage_error("--rollback removes clones: no --verify or --new-uuid");
 }
@@ -670,7 +692,7 @@ static const char *state_name(const struct clone *c)
 {
 	switch (c->state) {
 	case CLONE_DONE: return "kept";
-	case CLONE_COPIED: return "copied";
+	case CLONE_COPIED: return strcmp(c->mode, "thin") ? "copied" : "made";
 	case CLONE_FAILED: return "failed";
 	case CLONE_INTERRUPTED: return "interrupted";
 	case CLONE_NOT_CREATED: return "not created";
@@ -733,7 +755,12 @@ static void print_json(const struct provision *o, const struct totals *t,
 	json_string(o->golden);
 	printf(",\n   \"vg\": ");
 	json_string(o->vg);
-	printf(",\n   \"size\": %" PRIu64 ",\n   \"clones\": [", o->size);
+	printf(",\n   \"size\": %" PRIu64 ",\n   \"origin\": ", o->size);
+	if (o->thin_pool)
+		json_string(o->origin);
+	else
+		printf("null");
+	printf(",\n   \"clones\": [");
 	for (i = 0; i < o->count; i++) {
 		const struct clone *c = &o->clones[i];
 
@@ -743,10 +770,10 @@ static void print_json(const struct provision *o, const struct totals *t,
 		json_string(c->path);
 		printf(", \"state\": ");
 		json_string(state_name(c));
-		printf(", \"mode\": \"thick\", \"seconds\": %.3f, \"copied\": %" PRIu64
+		printf(", \"mode\": \"%s\", \"seconds\": %.3f, \"copied\": %" PRIu64
 		       ", \"offloaded\": %" PRIu64 ", \"emulated\": %" PRIu64
 		       ", \"userspace\": %" PRIu64 ", \"verified\": %s",
-		       c->seconds, c->rep.copied, c->rep.offloaded,
+		       c->mode, c->seconds, c->rep.copied, c->rep.offloaded,
 		       c->rep.emulated, c->rep.userspace,
 		       c->verified == 1 ? "true" : c->verified == 0 ? "false" : "null");
 		printf(", \"error\": ");
@@ -790,7 +817,7 @@ static void print_table(const struct provision *o, const struct totals *t,
 		human_size(o->size, b[0], sizeof(b[0]));
 		scols_line_set_data(ln, 0, c->name);
 		scols_line_set_data(ln, 1, b[0]);
-		scols_line_set_data(ln, 2, "thick");
+		scols_line_set_data(ln, 2, c->mode);
 		scols_line_set_data(ln, 3, state_name(c));
 		snprintf(b[1], sizeof(b[1]), "%.1fs", c->seconds);
 		scols_line_set_data(ln, 4, c->state == CLONE_DONE ? "-" : b[1]);
@@ -808,11 +835,223 @@ static void print_table(const struct provision *o, const struct totals *t,
 	human_size(t->offloaded, b[1], sizeof(b[1]));
 	human_size(t->emulated, b[2], sizeof(b[2]));
 	human_size(t->userspace, b[3], sizeof(b[3]));
-	printf("%u of %u clones ready (%u copied now) in %.1fs; %s copied: %s offloaded, %s emulated in the kernel, %s in user space\n",
+	printf("%u of %u clones ready (%u made now) in %.1fs; %s copied: %s offloaded, %s emulated in the kernel, %s in user space\n",
 	       t->clones, o->count, t->copied, seconds, b[0], b[1], b[2], b[3]);
+	if (o->import.copied) {
+		human_size(o->import.copied, b[0], sizeof(b[0]));
+		human_size(o->import.offloaded, b[1], sizeof(b[1]));
+		human_size(o->import.emulated, b[2], sizeof(b[2]));
+		human_size(o->import.userspace, b[3], sizeof(b[3]));
+		printf("the golden image was imported into %s/%s, the clones' origin: %s copied, %s offloaded, %s emulated in the kernel, %s in user space\n",
+		       o->vg, o->origin, b[0], b[1], b[2], b[3]);
+	}
 	for (i = 0; i < o->count; i++)
 		if (o->clones[i].error[0])
 			printf("%s: %s\n", o->clones[i].name, o->clones[i].error);
+}
+
+/* ---------------------------------------------------------------- thin --- */
+
+/* lvm's activation/thin_pool_autoextend_threshold: 100 means off. */
+static int autoextend_threshold(void)
+{
+	char *argv[] = { "lvmconfig", "--type", "full",
+			 "activation/thin_pool_autoextend_threshold", NULL };
+	char out[256], *eq;
+
+	if (run(argv, out, sizeof(out)))
+		return 100;
+	eq = strchr(out, '=');
+	return eq ? atoi(eq + 1) : 100;
+}
+
+/* The thin volume of @pool that is the block device @path, if any. */
+static const struct lv *thin_volume_at(const struct provision *o,
+				       const struct lv *lvs, int nlvs,
+				       const char *path)
+{
+	struct stat a, b;
+	char p[400];
+	int i;
+
+	if (stat(path, &a) || !S_ISBLK(a.st_mode))
+		return NULL;
+	for (i = 0; i < nlvs; i++) {
+		if (lvs[i].attr[0] != 'V' || strcmp(lvs[i].pool, o->thin_pool))
+			continue;
+		snprintf(p, sizeof(p), "/dev/%s/%s", o->vg, lvs[i].name);
+		if (!stat(p, &b) && S_ISBLK(b.st_mode) && a.st_rdev == b.st_rdev)
+			return &lvs[i];
+	}
+	return NULL;
+}
+
+/*
+ * The clones' origin: the golden image itself when it is a thin volume
+ * of the pool, else a thin volume "<golden>-thin" the golden image is
+ * copied into (once: a re-run finds it by its tags).
+ */
+static int thin_origin(struct provision *o, const struct lv *lvs, int nlvs)
+{
+	char lv[300], size[32];
+	char *create[] = { "lvcreate", "-y", "-n", o->origin, "-V", size,
+			   "-T", lv, "--addtag", CLONE_TAG, "--addtag",
+			   PARTIAL_TAG, "--addtag", (char *)o->tag, NULL };
+	char *deltag[] = { "lvchange", "--deltag", PARTIAL_TAG, lv, NULL };
+	const struct lv *have;
+	struct dmcopy_ctx *ctx;
+	char path[400];
+	int r;
+
+	have = thin_volume_at(o, lvs, nlvs, o->golden);
+	if (have) {
+		snprintf(o->origin, sizeof(o->origin), "%s", have->name);
+		return 0;
+	}
+	snprintf(o->origin, sizeof(o->origin), "%.100s-thin",
+		 basename_of(o->golden));
+	have = find_lv(lvs, nlvs, o->origin);
+	if (have && !has_tag(have, CLONE_TAG)) {
+		warnx("%s/%s exists and was not made by dmcopy provision: cannot import the golden image into it; nothing was changed",
+		      o->vg, o->origin);
+		return -1;
+	}
+	if (have && (have->attr[0] != 'V' || strcmp(have->pool, o->thin_pool))) {
+		warnx("%s/%s is not a thin volume of %s; nothing was changed",
+		      o->vg, o->origin, o->thin_pool);
+		return -1;
+	}
+	if (have && !has_tag(have, PARTIAL_TAG))
+		return 0;
+	if (!have) {
+		snprintf(lv, sizeof(lv), "%s/%s", o->vg, o->thin_pool);
+		snprintf(size, sizeof(size), "%" PRIu64 "b", o->size);
+		r = run(create, NULL, 0);
+		if (r) {
+			warnx("lvcreate of the thin origin %s/%s failed (exit %d, see above)",
+			      o->vg, o->origin, r);
+			return -1;
+		}
+	}
+	snprintf(path, sizeof(path), "/dev/%s/%s", o->vg, o->origin);
+	ctx = new_ctx();
+	r = dmcopy_copy(ctx, o->golden, 0, path, 0, o->size,
+			&(struct dmcopy_copy_opts){ .force = true,
+						    .stop = &stop_signal },
+			&o->import);
+	if (r) {
+		warnx("copying the golden image into %s failed: %s", path,
+		      r == -EINTR ? "interrupted" : dmcopy_last_error(ctx));
+		dmcopy_free(ctx);
+		return -1;
+	}
+	dmcopy_free(ctx);
+	snprintf(lv, sizeof(lv), "%s/%s", o->vg, o->origin);
+	if (run(deltag, NULL, 0)) {
+		warnx("lvchange --deltag %s %s failed (see above)", PARTIAL_TAG, lv);
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * Refuse, with the numbers, a batch the pool could not hold once every
+ * clone is written all over, when lvm will not extend the pool by itself.
+ */
+static int thin_room(const struct provision *o, const struct lv *lvs,
+		     int nlvs, unsigned int new_clones, bool import)
+{
+	const struct lv *pool = find_lv(lvs, nlvs, o->thin_pool);
+	uint64_t used, free_bytes, need;
+	char b[4][32];
+	int threshold;
+
+	if (!pool || pool->attr[0] != 't') {
+		warnx("%s/%s is not a thin pool%s; nothing was changed", o->vg,
+		      o->thin_pool, pool ? "" : " (no such logical volume)");
+		return -1;
+	}
+	used = (uint64_t)(pool->size * pool->data_percent / 100.0);
+	free_bytes = pool->size > used ? pool->size - used : 0;
+	need = (uint64_t)new_clones * o->size + (import ? o->size : 0);
+	threshold = autoextend_threshold();
+	if (need <= free_bytes || threshold < 100)
+		return 0;
+	human_size(need, b[0], sizeof(b[0]));
+	human_size(free_bytes, b[1], sizeof(b[1]));
+	human_size(pool->size, b[2], sizeof(b[2]));
+	human_size(need - free_bytes, b[3], sizeof(b[3]));
+	warnx("thin pool %s/%s cannot hold the worst case: %u new clones%s may need %s once written all over, it has %s free of %s and autoextend is off (activation/thin_pool_autoextend_threshold = %d); extend it (lvextend -L +%s %s/%s) or turn autoextend on; nothing was changed",
+	      o->vg, o->thin_pool, new_clones,
+	      import ? " and the golden image's import" : "", b[0], b[1],
+	      b[2], threshold, b[3], o->vg, o->thin_pool);
+	return -1;
+}
+
+/* Thin snapshots of the origin, one after the other (lvm takes its lock). */
+static void thin_clones(struct provision *o, bool *create_failed)
+{
+	char lv[300], origin[300];
+	char *create[] = { "lvcreate", "-y", "-s", "-kn", "-n", NULL,
+			   "--addtag", CLONE_TAG, "--addtag", PARTIAL_TAG,
+			   "--addtag", (char *)o->tag, origin, NULL };
+	char *deltag[] = { "lvchange", "--deltag", PARTIAL_TAG, lv, NULL };
+	unsigned int i;
+	int r;
+
+	snprintf(origin, sizeof(origin), "%s/%s", o->vg, o->origin);
+	for (i = 0; i < o->count; i++) {
+		struct clone *c = &o->clones[i];
+		struct timespec t0;
+
+		if (c->state != CLONE_NEW && c->state != CLONE_PARTIAL)
+			continue;
+		if (*create_failed || stop_signal) {
+			c->state = stop_signal ? CLONE_INTERRUPTED : CLONE_NOT_CREATED;
+			continue;
+		}
+		clock_gettime(CLOCK_MONOTONIC, &t0);
+		snprintf(lv, sizeof(lv), "%s/%s", o->vg, c->name);
+		/* half made: a snapshot is cheap to make again */
+		if (c->state == CLONE_PARTIAL && lv_remove(o->vg, c->name)) {
+			c->state = CLONE_FAILED;
+			snprintf(c->error, sizeof(c->error),
+				 "cannot remove the half-made snapshot to make it again");
+			continue;
+		}
+		create[5] = c->name;
+		r = run(create, NULL, 0);
+		if (r) {
+			c->state = CLONE_NOT_CREATED;
+			snprintf(c->error, sizeof(c->error),
+				 "lvcreate failed (exit %d, see above)", r);
+			*create_failed = true;
+			continue;
+		}
+		c->created = true;
+		if (o->verify) {
+			c->verified = same_bytes(o->golden, c->path, o->size,
+						 c->error, sizeof(c->error));
+			if (c->verified != 1) {
+				c->state = CLONE_FAILED;
+				continue;
+			}
+		}
+		if (o->new_uuid && new_uuid(c)) {
+			c->state = CLONE_FAILED;
+			continue;
+		}
+		r = run(deltag, NULL, 0);
+		if (r) {
+			c->state = CLONE_FAILED;
+			snprintf(c->error, sizeof(c->error),
+				 "made, but lvchange --deltag %s failed (exit %d)",
+				 PARTIAL_TAG, r);
+			continue;
+		}
+		c->seconds = seconds_since(&t0);
+		c->state = CLONE_COPIED;
+	}
 }
 
 /* --------------------------------------------------------- the command --- */
@@ -834,6 +1073,24 @@ static int rollback(struct provision *o, const struct lv *lvs, int nlvs)
 		}
 		printf("removed %s/%s\n", o->vg, lv->name);
 		removed++;
+	}
+	/* the thin origin the golden image was imported into, once unused */
+	if (o->thin_pool && !failed) {
+		char origin[128];
+		const struct lv *lv;
+
+		snprintf(origin, sizeof(origin), "%.100s-thin",
+			 basename_of(o->golden));
+		lv = find_lv(lvs, nlvs, origin);
+		if (lv && has_tag(lv, o->tag) && has_tag(lv, CLONE_TAG)) {
+			if (lv_remove(o->vg, lv->name)) {
+				warnx("could not remove %s/%s (see above)", o->vg, lv->name);
+				failed = 1;
+			} else {
+				printf("removed %s/%s\n", o->vg, lv->name);
+				removed++;
+			}
+		}
 	}
 	if (!removed && !failed)
 		printf("nothing to remove: no clone named like '%s' with tag '%s' in %s\n",
@@ -876,6 +1133,7 @@ int cmd_provision(int argc, char **argv)
 				    o.pattern);
 		snprintf(c->path, sizeof(c->path), "/dev/%s/%s", o.vg, c->name);
 		c->verified = -1;
+		c->mode = o.thin_pool ? "thin" : "thick";
 		if (i && !strcmp(c->name, o.clones[0].name))
 			usage_error("invalid --name '%s': names must differ", o.pattern);
 	}
@@ -910,6 +1168,7 @@ int cmd_provision(int argc, char **argv)
 			goto out;
 		}
 		c->state = has_tag(lv, PARTIAL_TAG) ? CLONE_PARTIAL : CLONE_DONE;
+		c->mode = lv->attr[0] == 'V' ? "thin" : "thick";
 	}
 
 	o.progress.kind = PROGRESS_NONE;
@@ -921,60 +1180,82 @@ int cmd_provision(int argc, char **argv)
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	o.progress.start = t0;
 
-	/* lvcreate one after the other: they take the VG lock anyway. */
-	snprintf(sizearg, sizeof(sizearg), "%" PRIu64 "b", o.size);
-	lvcreate[13] = (char *)o.tag;
-	lvcreate[14] = (char *)o.vg;
-	for (i = 0; i < o.count; i++) {
-		struct clone *c = &o.clones[i];
-		int r;
+	if (o.thin_pool) {
+		unsigned int new_clones = 0;
+		const struct lv *org;
+		char oname[128];
+		bool import;
 
-		if (c->state != CLONE_NEW)
-			continue;
-		if (create_failed || stop_signal) {
-			c->state = CLONE_NOT_CREATED;
-			continue;
-		}
-		snprintf(lvname, sizeof(lvname), "%s", c->name);
-		r = run(lvcreate, NULL, 0);
-		if (r) {
-			c->state = CLONE_NOT_CREATED;
-			snprintf(c->error, sizeof(c->error),
-				 "lvcreate failed (exit %d, see above)", r);
-			create_failed = true;
-			continue;
-		}
-		c->created = true;
-	}
-	for (i = 0; i < o.count; i++)
-		if (o.clones[i].state == CLONE_NEW ||
-		    o.clones[i].state == CLONE_PARTIAL)
-			to_copy++;
-	o.total = (uint64_t)to_copy * o.size;
+		for (i = 0; i < o.count; i++)
+			if (o.clones[i].state == CLONE_NEW ||
+			    o.clones[i].state == CLONE_PARTIAL)
+				new_clones++;
+		snprintf(oname, sizeof(oname), "%.100s-thin",
+			 basename_of(o.golden));
+		org = find_lv(lvs, nlvs, oname);
+		import = !thin_volume_at(&o, lvs, nlvs, o.golden) &&
+			 (!org || has_tag(org, PARTIAL_TAG));
+		if (thin_room(&o, lvs, nlvs, new_clones, import))
+			goto out;
+		if (thin_origin(&o, lvs, nlvs))
+			goto out;
+		thin_clones(&o, &create_failed);
+	} else {
+		/* lvcreate one after the other: they take the VG lock anyway. */
+		snprintf(sizearg, sizeof(sizearg), "%" PRIu64 "b", o.size);
+		lvcreate[13] = (char *)o.tag;
+		lvcreate[14] = (char *)o.vg;
+		for (i = 0; i < o.count; i++) {
+			struct clone *c = &o.clones[i];
+			int r;
 
-	if (o.jobs > to_copy)
-		o.jobs = to_copy ? to_copy : 1;
-	pthread_mutex_init(&o.lock, NULL);
-	o.workers = calloc(o.jobs, sizeof(*o.workers));
-	if (!o.workers) {
-		warnx("out of memory");
-		goto out;
-	}
-	if (to_copy && o.progress.kind != PROGRESS_NONE)
-		on_progress(0, o.total, &o.progress);
-	for (i = 0; i < o.jobs; i++) {
-		o.workers[i].o = &o;
-		if (pthread_create(&o.workers[i].thread, NULL, copy_worker,
-				   &o.workers[i])) {
-			warnx("cannot start a copy thread");
-			stop_signal = SIGTERM;
-			break;
+			if (c->state != CLONE_NEW)
+				continue;
+			if (create_failed || stop_signal) {
+				c->state = CLONE_NOT_CREATED;
+				continue;
+			}
+			snprintf(lvname, sizeof(lvname), "%s", c->name);
+			r = run(lvcreate, NULL, 0);
+			if (r) {
+				c->state = CLONE_NOT_CREATED;
+				snprintf(c->error, sizeof(c->error),
+					 "lvcreate failed (exit %d, see above)", r);
+				create_failed = true;
+				continue;
+			}
+			c->created = true;
 		}
+		for (i = 0; i < o.count; i++)
+			if (o.clones[i].state == CLONE_NEW ||
+			    o.clones[i].state == CLONE_PARTIAL)
+				to_copy++;
+		o.total = (uint64_t)to_copy * o.size;
+
+		if (o.jobs > to_copy)
+			o.jobs = to_copy ? to_copy : 1;
+		pthread_mutex_init(&o.lock, NULL);
+		o.workers = calloc(o.jobs, sizeof(*o.workers));
+		if (!o.workers) {
+			warnx("out of memory");
+			goto out;
+		}
+		if (to_copy && o.progress.kind != PROGRESS_NONE)
+			on_progress(0, o.total, &o.progress);
+		for (i = 0; i < o.jobs; i++) {
+			o.workers[i].o = &o;
+			if (pthread_create(&o.workers[i].thread, NULL, copy_worker,
+					   &o.workers[i])) {
+				warnx("cannot start a copy thread");
+				stop_signal = SIGTERM;
+				break;
+			}
+		}
+		o.jobs = i;
+		for (i = 0; i < o.jobs; i++)
+			pthread_join(o.workers[i].thread, NULL);
+		progress_end(&o.progress);
 	}
-	o.jobs = i;
-	for (i = 0; i < o.jobs; i++)
-		pthread_join(o.workers[i].thread, NULL);
-	progress_end(&o.progress);
 
 	/*
 	 * Finished clones of earlier runs: kept, checked when asked, unless

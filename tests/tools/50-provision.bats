@@ -5,7 +5,9 @@
 # thick clones of an ext4 golden image, copied with the Copy command,
 # checked byte for byte against the golden image (unchanged), mounted
 # side by side with new UUIDs; name collisions, a missing golden image,
-# a volume group that runs out of space half way (--rollback, a re-run),
+# thin snapshots whose writes copy chunks offloaded (--thin), a pool too
+# small for the worst case, a volume group that runs out of space half
+# way (--rollback, a re-run),
 # an interrupted run and its re-run, deprovision.
 
 bats_require_minimum_version 1.5.0
@@ -119,6 +121,54 @@ lv_names() {
 	diff -r "$BATS_TEST_TMPDIR/mnt1" "$BATS_TEST_TMPDIR/mnt2"
 }
 
+@test "provision --thin: instant thin snapshots; a write into one copies its chunks offloaded, the others stay golden" {
+	vg_on dmtvg0 "$NS1"
+	golden_ext4 dmtvg0 32M
+	lvm_cmd lvcreate -y -L 256M -c 512K -T dmtvg0/pool
+	run -0 "$DMCOPY" provision --golden /dev/dmtvg0/golden --vg dmtvg0 \
+		--count 4 --thin pool --verify --json
+	echo "$output"
+	[ "$(jq -r '.origin' <<<"$output")" = golden-thin ]
+	[ "$(jq -r '[.clones[] | select(.mode == "thin" and .state == "made" and .verified == true)] | length' <<<"$output")" = 4 ]
+	local i d=$BATS_TEST_TMPDIR
+	for i in 1 2 3 4; do
+		[ "$(lvm_cmd lvs --noheadings -o origin "dmtvg0/golden-clone$i" | tr -d ' ')" = golden-thin ]
+	done
+	# 4 KiB into three 512 KiB chunks of clone 1: each chunk is copied
+	# first, by the NVMe device (dm-thin -> dm-kcopyd -> Copy).
+	cp /dev/dmtvg0/golden "$d/expect"
+	copy_mark /dev/mapper/dmtvg0-pool_tdata
+	for i in 5 17 40; do
+		random_file "$d/w$i" 4096
+		dev_write /dev/dmtvg0/golden-clone1 $(( i * 512 * 1024 + 65536 )) "$d/w$i"
+		dd if="$d/w$i" of="$d/expect" bs=4096 seek=$(( i * 128 + 16 )) conv=notrunc status=none
+	done
+	[ "$(copy_stat_since offloaded_bytes)" = $(( 3 * 512 * 1024 )) ]
+	dev_expect /dev/dmtvg0/golden-clone1 0 "$d/expect"
+	for i in 2 3 4; do
+		[ "$(sha256sum <"/dev/dmtvg0/golden-clone$i")" = "$GOLDEN_SUM" ]
+	done
+	[ "$(sha256sum </dev/dmtvg0/golden-thin)" = "$GOLDEN_SUM" ]
+	[ "$(sha256sum </dev/dmtvg0/golden)" = "$GOLDEN_SUM" ]
+	# A re-run keeps them; --rollback removes clones and origin.
+	run -0 "$DMCOPY" provision --golden /dev/dmtvg0/golden --vg dmtvg0 --count 4 --thin pool
+	[[ $output == *"4 of 4 clones ready (0 made now)"* ]]
+	run -0 "$DMCOPY" provision --golden /dev/dmtvg0/golden --vg dmtvg0 --count 4 --thin pool --rollback
+	[ "$(lv_names dmtvg0)" = "golden pool " ]
+}
+
+@test "provision --thin refuses up front, with the numbers, a pool that cannot hold the worst case" {
+	vg_on dmtvg0 "$NS1"
+	lvm_cmd lvcreate -y -Wn -Zn -L 32M -n golden dmtvg0
+	lvm_cmd lvcreate -y -L 64M -T dmtvg0/pool
+	run -1 "$DMCOPY" provision --golden /dev/dmtvg0/golden --vg dmtvg0 --count 4 --thin pool
+	echo "$output"
+	[[ $output == *"thin pool dmtvg0/pool cannot hold the worst case: 4 new clones and the golden image's import may need 160M once written all over, it has 64M free of 64M and autoextend is off (activation/thin_pool_autoextend_threshold = 100)"* ]]
+	[ "$(lv_names dmtvg0)" = "golden pool " ]
+	run -1 "$DMCOPY" provision --golden /dev/dmtvg0/golden --vg dmtvg0 --count 1 --thin golden
+	[[ $output == *"dmtvg0/golden is not a thin pool"* ]]
+}
+
 @test "provision refuses a name taken by an LV it did not make, and changes nothing" {
 	vg_on dmtvg0 "$NS1"
 	golden_ext4 dmtvg0 16M
@@ -181,7 +231,7 @@ lv_names() {
 	echo "$output"
 	[[ $output == *"c1 "*"kept"*"yes"* ]]
 	[[ $output == *"c4 "*"copied"*"yes"* ]]
-	[[ $output == *"4 of 4 clones ready (2 copied now)"* ]]
+	[[ $output == *"4 of 4 clones ready (2 made now)"* ]]
 	local i
 	for i in 1 2 3 4; do
 		[ "$(sha256sum <"/dev/dmtvg1/c$i")" = "$GOLDEN_SUM" ]

@@ -102,10 +102,11 @@ struct worker {
 /* ---------------------------------------------------------- commands --- */
 
 /*
- * Run @argv (an lvm2 or e2fsprogs command) with its messages on our
- * stderr; its stdout into @out (NUL-terminated, may be NULL: then it goes
- * to our stderr too, so that a --json on stdout stays clean). Returns its
- * exit status, or -1 when it could not run.
+ * Run @argv (an lvm2 or e2fsprogs command) with its messages (errors,
+ * warnings) on our stderr; its stdout into @out (NUL-terminated), or
+ * dropped when @out is NULL. Returns its exit status, or -1 when it could
+ * not run or died of a signal. In its own process group, so that ^C at the
+ * terminal reaches only us.
  */
 static int run(char *const argv[], char *out, size_t outlen)
 {
@@ -125,12 +126,21 @@ static int run(char *const argv[], char *out, size_t outlen)
 		return -1;
 	}
 	if (!pid) {
-		dup2(out ? fds[1] : STDERR_FILENO, STDOUT_FILENO);
-		/* lvm2 warns about every descriptor it inherits */
-		setenv("LVM_SUPPRESS_FD_WARNINGS", "1", 1);
+		static const char msg[] = ": cannot run this command\n";
+		int null = out ? -1 : open("/dev/null", O_WRONLY);
+
+		/* its notices ("Logical volume created") are not ours */
+		dup2(out ? fds[1] : null, STDOUT_FILENO);
+		/*
+		 * ^C is for us: we stop between steps, the command in hand
+		 * (an lvcreate, a tune2fs) finishes rather than dies half way.
+		 */
+		setpgid(0, 0);
 		execvp(argv[0], argv);
-		fprintf(stderr, "%s: cannot run %s: %s\n", prog, argv[0],
-			strerror(errno));
+		/* only async-signal-safe calls in the child of a threaded fork */
+		if (write(STDERR_FILENO, argv[0], strlen(argv[0])) < 0 ||
+		    write(STDERR_FILENO, msg, sizeof(msg) - 1) < 0)
+			_exit(127);
 		_exit(127);
 	}
 	if (out) {
@@ -176,7 +186,7 @@ struct lv {
 	char attr[16];		/* lv_attr: 't' first for a thin pool */
 	char pool[128];		/* pool_lv: a thin volume's pool */
 	double data_percent;	/* a thin pool's data in use */
-	char tags[512];		/* comma-separated, as lvs prints them */
+	char tags[1024];	/* comma-separated, as lvs prints them */
 };
 
 static bool has_tag(const struct lv *lv, const char *tag)
@@ -205,7 +215,7 @@ static int list_lvs(const char *vg, struct lv **lvs)
 			 "--separator", "|", "-o",
 			 "lv_name,lv_size,lv_attr,pool_lv,data_percent,lv_tags",
 			 (char *)vg, NULL };
-	static char out[1 << 20];
+	static char out[4 << 20];
 	struct lv *v = NULL;
 	int n = 0, r;
 	char *line, *save;
@@ -214,6 +224,11 @@ static int list_lvs(const char *vg, struct lv **lvs)
 	if (r) {
 		warnx("cannot list the logical volumes of volume group '%s' (lvs %s)",
 		      vg, r < 0 ? "did not run" : "failed, see above");
+		return -1;
+	}
+	if (strlen(out) == sizeof(out) - 1) {
+		warnx("volume group '%s': lvs printed more than %zu bytes; too many logical volumes",
+		      vg, sizeof(out) - 1);
 		return -1;
 	}
 	for (line = strtok_r(out, "\n", &save); line;
@@ -242,7 +257,14 @@ static int list_lvs(const char *vg, struct lv **lvs)
 		v[n].size = strtoull(size, NULL, 10);
 		snprintf(v[n].attr, sizeof(v[n].attr), "%s", attr);
 		snprintf(v[n].pool, sizeof(v[n].pool), "%s", pool);
-		v[n].data_percent = strtod(data, NULL);
+		/* empty for an inactive pool: unknown */
+		v[n].data_percent = *data ? strtod(data, NULL) : -1;
+		if (strlen(tags) >= sizeof(v[n].tags)) {
+			warnx("%s/%s: too many tags to tell whether it is a clone",
+			      vg, name);
+			free(v);
+			return -1;
+		}
 		snprintf(v[n].tags, sizeof(v[n].tags), "%s", tags);
 		n++;
 	}
@@ -379,8 +401,8 @@ static void parse_provision_options(int argc, char **argv, struct provision *o)
 		usage_error("--progress and --quiet are mutually exclusive");
 	if (o->thin_pool && !lvm_word(o->thin_pool))
 		usage_error("invalid thin pool name '%s'", o->thin_pool);
-	if (o->rollback && (o->verify || o->new_uuid))
-		usage_error("--rollback removes clones: no --verify or --new-uuid");
+	if (o->rollback && (o->verify || o->new_uuid || o->json))
+		usage_error("--rollback removes clones: no --verify, --new-uuid or --json");
 }
 
 /*
@@ -395,7 +417,6 @@ static int clone_name(const char *pattern, unsigned int i, char *buf,
 	const char *p;
 
 	for (p = pattern; *p; p++) {
-		char num[32];
 		int width = 0, n;
 
 		if (*p != '%') {
@@ -418,10 +439,9 @@ static int clone_name(const char *pattern, unsigned int i, char *buf,
 		}
 		if (*p != 'd' || conversions++)
 			return -1;
-		n = snprintf(num, sizeof(num), "%0*u", width, i);
-		if (n < 0 || o + n >= len)
+		n = snprintf(buf + o, len - o, "%0*u", width, i);
+		if (n < 0 || (size_t)n >= len - o)
 			return -1;
-		memcpy(buf + o, num, n);
 		o += n;
 	}
 	buf[o] = '\0';
@@ -489,6 +509,10 @@ static int same_bytes(const char *a, const char *b, uint64_t size, char *err,
 		goto out;
 	}
 	for (off = 0; off < size; ) {
+		if (stop_signal) {
+			snprintf(err, errlen, "verify: interrupted");
+			goto out;
+		}
 		size_t want = size - off < VERIFY_CHUNK ? size - off : VERIFY_CHUNK;
 		ssize_t na = pread(fa, ba, want, off);
 		ssize_t nb = pread(fb, bb, want, off);
@@ -852,17 +876,37 @@ static void print_table(const struct provision *o, const struct totals *t,
 
 /* ---------------------------------------------------------------- thin --- */
 
-/* lvm's activation/thin_pool_autoextend_threshold: 100 means off. */
-static int autoextend_threshold(void)
+/* An integer setting of lvm's configuration, or @dflt. */
+static int lvm_setting(const char *key, int dflt)
 {
-	char *argv[] = { "lvmconfig", "--type", "full",
-			 "activation/thin_pool_autoextend_threshold", NULL };
+	char *argv[] = { "lvmconfig", "--type", "full", (char *)key, NULL };
 	char out[256], *eq;
 
 	if (run(argv, out, sizeof(out)))
-		return 100;
+		return dflt;
 	eq = strchr(out, '=');
-	return eq ? atoi(eq + 1) : 100;
+	return eq ? atoi(eq + 1) : dflt;
+}
+
+/*
+ * Whether lvm extends a filling thin pool by itself: a threshold below
+ * 100, a percent above 0, and dmeventd monitoring on. Else the reason.
+ */
+static const char *no_autoextend(char *buf, size_t len)
+{
+	int threshold = lvm_setting("activation/thin_pool_autoextend_threshold", 100);
+	int percent = lvm_setting("activation/thin_pool_autoextend_percent", 20);
+	int monitoring = lvm_setting("activation/monitoring", 1);
+
+	if (threshold >= 100)
+		snprintf(buf, len, "activation/thin_pool_autoextend_threshold = %d", threshold);
+	else if (percent <= 0)
+		snprintf(buf, len, "activation/thin_pool_autoextend_percent = %d", percent);
+	else if (!monitoring)
+		snprintf(buf, len, "activation/monitoring = 0");
+	else
+		return NULL;
+	return buf;
 }
 
 /* The thin volume of @pool that is the block device @path, if any. */
@@ -963,28 +1007,33 @@ static int thin_room(const struct provision *o, const struct lv *lvs,
 {
 	const struct lv *pool = find_lv(lvs, nlvs, o->thin_pool);
 	uint64_t used, free_bytes, need;
-	char b[4][32];
-	int threshold;
+	char b[4][32], why[96];
+	const char *off;
 
 	if (!pool || pool->attr[0] != 't') {
 		warnx("%s/%s is not a thin pool%s; nothing was changed", o->vg,
 		      o->thin_pool, pool ? "" : " (no such logical volume)");
 		return -1;
 	}
+	if (pool->data_percent < 0) {
+		warnx("thin pool %s/%s is not active, so its use is unknown: activate it (lvchange -ay %s/%s); nothing was changed",
+		      o->vg, o->thin_pool, o->vg, o->thin_pool);
+		return -1;
+	}
 	used = (uint64_t)(pool->size * pool->data_percent / 100.0);
 	free_bytes = pool->size > used ? pool->size - used : 0;
 	need = (uint64_t)new_clones * o->size + (import ? o->size : 0);
-	threshold = autoextend_threshold();
-	if (need <= free_bytes || threshold < 100)
+	off = need > free_bytes ? no_autoextend(why, sizeof(why)) : NULL;
+	if (!off)
 		return 0;
 	human_size(need, b[0], sizeof(b[0]));
 	human_size(free_bytes, b[1], sizeof(b[1]));
 	human_size(pool->size, b[2], sizeof(b[2]));
 	human_size(need - free_bytes, b[3], sizeof(b[3]));
-	warnx("thin pool %s/%s cannot hold the worst case: %u new clones%s may need %s once written all over, it has %s free of %s and autoextend is off (activation/thin_pool_autoextend_threshold = %d); extend it (lvextend -L +%s %s/%s) or turn autoextend on; nothing was changed",
+	warnx("thin pool %s/%s cannot hold the worst case: %u new clones%s may need %s once written all over, it has %s free of %s and autoextend is off (%s); extend it (lvextend -L +%s %s/%s) or turn autoextend on; nothing was changed",
 	      o->vg, o->thin_pool, new_clones,
 	      import ? " and the golden image's import" : "", b[0], b[1],
-	      b[2], threshold, b[3], o->vg, o->thin_pool);
+	      b[2], off, b[3], o->vg, o->thin_pool);
 	return -1;
 }
 
@@ -1064,7 +1113,7 @@ static int rollback(struct provision *o, const struct lv *lvs, int nlvs)
 	for (i = 0; i < o->count; i++) {
 		const struct lv *lv = find_lv(lvs, nlvs, o->clones[i].name);
 
-		if (!lv || !has_tag(lv, o->tag))
+		if (!lv || !has_tag(lv, o->tag) || !has_tag(lv, CLONE_TAG))
 			continue;
 		if (lv_remove(o->vg, lv->name)) {
 			warnx("could not remove %s/%s (see above)", o->vg, lv->name);
@@ -1075,7 +1124,7 @@ static int rollback(struct provision *o, const struct lv *lvs, int nlvs)
 		removed++;
 	}
 	/* the thin origin the golden image was imported into, once unused */
-	if (o->thin_pool && !failed) {
+	if (!failed) {
 		char origin[128];
 		const struct lv *lv;
 
@@ -1111,10 +1160,14 @@ int cmd_provision(int argc, char **argv)
 	struct totals t;
 	struct lv *lvs = NULL;
 	int nlvs, ret = EXIT_FAILURE;
-	unsigned int i, to_copy = 0;
+	unsigned int i, to_copy = 0, nthreads;
 	bool create_failed = false;
 
 	parse_provision_options(argc, argv, &o);
+	/* before any thread: lvm2 warns about inherited descriptors, and
+	 * its sizes and percentages are parsed in the C locale */
+	setenv("LVM_SUPPRESS_FD_WARNINGS", "1", 1);
+	setenv("LC_ALL", "C", 1);
 	if (!o.pattern) {
 		snprintf(default_pattern, sizeof(default_pattern), "%s-clone%%d",
 			 basename_of(o.golden));
@@ -1157,9 +1210,9 @@ int cmd_provision(int argc, char **argv)
 			c->state = CLONE_NEW;
 			continue;
 		}
-		if (!has_tag(lv, o.tag)) {
+		if (!has_tag(lv, o.tag) || !has_tag(lv, CLONE_TAG)) {
 			warnx("%s/%s exists and is not a clone of an earlier run (no tag '%s'): choose another --name; nothing was changed",
-			      o.vg, c->name, o.tag);
+			      o.vg, c->name, !has_tag(lv, CLONE_TAG) ? CLONE_TAG : o.tag);
 			goto out;
 		}
 		if (lv->size < o.size) {
@@ -1169,6 +1222,23 @@ int cmd_provision(int argc, char **argv)
 		}
 		c->state = has_tag(lv, PARTIAL_TAG) ? CLONE_PARTIAL : CLONE_DONE;
 		c->mode = lv->attr[0] == 'V' ? "thin" : "thick";
+	}
+
+	/* Clones of an earlier run may be inactive (a run killed in lvcreate,
+	 * no autoactivation): active for the copy or the check. */
+	for (i = 0; i < o.count; i++) {
+		struct clone *c = &o.clones[i];
+		const struct lv *lv = find_lv(lvs, nlvs, c->name);
+		char name[300];
+		char *activate[] = { "lvchange", "-ay", "-K", name, NULL };
+
+		if (!lv || lv->attr[4] == 'a')
+			continue;
+		snprintf(name, sizeof(name), "%s/%s", o.vg, c->name);
+		if (run(activate, NULL, 0)) {
+			warnx("cannot activate %s (see above); nothing was changed", name);
+			goto out;
+		}
 	}
 
 	o.progress.kind = PROGRESS_NONE;
@@ -1242,17 +1312,17 @@ int cmd_provision(int argc, char **argv)
 		}
 		if (to_copy && o.progress.kind != PROGRESS_NONE)
 			on_progress(0, o.total, &o.progress);
-		for (i = 0; i < o.jobs; i++) {
-			o.workers[i].o = &o;
-			if (pthread_create(&o.workers[i].thread, NULL, copy_worker,
-					   &o.workers[i])) {
-				warnx("cannot start a copy thread");
-				stop_signal = SIGTERM;
-				break;
-			}
-		}
-		o.jobs = i;
 		for (i = 0; i < o.jobs; i++)
+			o.workers[i].o = &o;
+		for (i = 0; i < o.jobs; i++)
+			if (pthread_create(&o.workers[i].thread, NULL,
+					   copy_worker, &o.workers[i]))
+				break;
+		/* fewer threads than asked: the ones there take all clones */
+		nthreads = i;
+		if (!nthreads)
+			copy_worker(&o.workers[0]);
+		for (i = 0; i < nthreads; i++)
 			pthread_join(o.workers[i].thread, NULL);
 		progress_end(&o.progress);
 	}
@@ -1268,8 +1338,16 @@ int cmd_provision(int argc, char **argv)
 		    !stop_signal) {
 			c->verified = same_bytes(o.golden, c->path, o.size,
 						 c->error, sizeof(c->error));
-			if (c->verified != 1)
+			if (c->verified != 1) {
+				char name[300];
+				char *addtag[] = { "lvchange", "--addtag",
+						   PARTIAL_TAG, name, NULL };
+
+				/* so that a re-run copies it again */
+				snprintf(name, sizeof(name), "%s/%s", o.vg, c->name);
+				run(addtag, NULL, 0);
 				c->state = CLONE_FAILED;
+			}
 		}
 		/* anything not over is still half made */
 		if ((c->state == CLONE_NEW || c->state == CLONE_PARTIAL) &&
@@ -1332,13 +1410,16 @@ int cmd_deprovision(int argc, char **argv)
 		usage_error("deprovision: --tag or names, not both");
 	if (tag && !lvm_word(tag))
 		usage_error("invalid tag '%s'", tag);
+	setenv("LVM_SUPPRESS_FD_WARNINGS", "1", 1);
+	setenv("LC_ALL", "C", 1);
 
 	nlvs = list_lvs(vg, &lvs);
 	if (nlvs < 0)
 		return EXIT_FAILURE;
 	if (tag) {
 		for (i = 0; i < nlvs; i++) {
-			if (!has_tag(&lvs[i], tag))
+			/* only what provision made */
+			if (!has_tag(&lvs[i], tag) || !has_tag(&lvs[i], CLONE_TAG))
 				continue;
 			if (lv_remove(vg, lvs[i].name)) {
 				warnx("could not remove %s/%s (see above)", vg, lvs[i].name);

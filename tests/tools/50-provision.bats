@@ -78,9 +78,10 @@ lv_names() {
 	local disk rw0 rw1
 	disk=$(basename "$NS1")
 	rw0=$(( $(disk_stat "$NS1" 3) + $(disk_stat "$NS1" 7) ))
-	run -0 "$DMCOPY" provision --golden /dev/dmtvg0/golden --vg dmtvg0 \
-		--count 4 --jobs 2 --verify --json
+	run -0 --separate-stderr "$DMCOPY" provision --golden /dev/dmtvg0/golden \
+		--vg dmtvg0 --count 4 --jobs 2 --verify --json
 	echo "$output"
+	echo "$stderr"
 	rw1=$(( $(disk_stat "$NS1" 3) + $(disk_stat "$NS1" 7) ))
 	local i
 	for i in 1 2 3 4; do
@@ -93,7 +94,8 @@ lv_names() {
 	[ "$(jq -r '.total.offloaded' <<<"$output")" = $(( 4 * 32 * MiB )) ]
 	[ "$(jq -r '[.clones[] | select(.verified == true and .state == "copied")] | length' <<<"$output")" = 4 ]
 	# The copies did not cross the NVMe interface: what it read and wrote
-	# is the verification's reads (5 x 32 MiB) and lvm's metadata, not
+	# is the verification's reads (golden and clone, 4 x 2 x 32 MiB) and
+	# lvm's metadata, not
 	# another 4 x 32 MiB written.
 	echo "$disk: $(( rw1 - rw0 )) sectors read and written"
 	[ $(( rw1 - rw0 )) -lt $(( (8 * 32 + 16) * 2048 )) ]
@@ -125,8 +127,8 @@ lv_names() {
 	vg_on dmtvg0 "$NS1"
 	golden_ext4 dmtvg0 32M
 	lvm_cmd lvcreate -y -L 256M -c 512K -T dmtvg0/pool
-	run -0 "$DMCOPY" provision --golden /dev/dmtvg0/golden --vg dmtvg0 \
-		--count 4 --thin pool --verify --json
+	run -0 --separate-stderr "$DMCOPY" provision --golden /dev/dmtvg0/golden \
+		--vg dmtvg0 --count 4 --thin pool --verify --json
 	echo "$output"
 	[ "$(jq -r '.origin' <<<"$output")" = golden-thin ]
 	[ "$(jq -r '[.clones[] | select(.mode == "thin" and .state == "made" and .verified == true)] | length' <<<"$output")" = 4 ]

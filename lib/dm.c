@@ -423,3 +423,46 @@ out:
 	dm_log_end();
 	return r;
 }
+
+int dmcopy_dm_hydration(struct dmcopy_ctx *ctx, const char *name,
+			uint64_t *hydrated, uint64_t *regions)
+{
+	uint64_t start, length, h, n;
+	char *type, *params;
+	struct dm_task *dmt;
+	struct dm_info info;
+	void *next = NULL;
+	int r;
+
+	dmt = new_task(ctx, DM_DEVICE_STATUS, name, &r);
+	if (!dmt)
+		goto out;
+	if (!dm_task_run(dmt)) {
+		r = task_failed(ctx, dmt, name, "status");
+		goto out;
+	}
+	if (!dm_task_get_info(dmt, &info) || !info.exists) {
+		r = dmcopy_err(ctx, -ENXIO, "%s: no such dm device", name);
+		goto out;
+	}
+	r = dmcopy_err(ctx, -EINVAL, "%s: no clone target in the live table", name);
+	do {
+		next = dm_get_next_target(dmt, next, &start, &length, &type,
+					  &params);
+		/* <mbs> <used>/<total> <region> <hydrated>/<regions> ... */
+		if (type && !strcmp(type, "clone") && params &&
+		    sscanf(params, "%*s %*s %*s %" SCNu64 "/%" SCNu64, &h, &n) == 2) {
+			*hydrated = h;
+			*regions = n;
+			r = 0;
+			break;
+		}
+	} while (next);
+	if (!r)
+		ctx->err[0] = '\0';
+out:
+	if (dmt)
+		dm_task_destroy(dmt);
+	dm_log_end();
+	return r;
+}

@@ -482,6 +482,14 @@ int dmcopy_message(struct dmcopy_ctx *ctx, const char *name, uint64_t sector,
 		   const char *text);
 
 /*
+ * dmcopy_dm_hydration - how far the first dm-clone target in the live table
+ * of @name has hydrated: @hydrated of @regions regions. Returns 0, -EINVAL
+ * when the table has no clone target, or an error like dmcopy_dm_targets().
+ */
+int dmcopy_dm_hydration(struct dmcopy_ctx *ctx, const char *name,
+			uint64_t *hydrated, uint64_t *regions);
+
+/*
  * dmcopy_dm_copy_status - the INFO status of the first copy target in the
  * live table of @name. -EINVAL when it has none.
  */

@@ -395,6 +395,23 @@ static uint64_t number_of(const struct dmcopy_caps *caps, int id)
 	return 0;
 }
 
+/* A dm-clone device (dmcopy provision --hydrate): how far it is. */
+static void hydration(const struct row_data *rd, char *buf, size_t len)
+{
+	const struct dmcopy_caps *caps = rd->caps;
+	uint64_t hydrated, regions;
+
+	buf[0] = '\0';
+	if (!rd->real_sysfs || !caps->is_dm || !caps->dm_name[0])
+		return;
+	if (dmcopy_dm_hydration(rd->ctx, caps->dm_name, &hydrated, &regions) ||
+	    !regions)
+		return;
+	snprintf(buf, len, "hydrating: %.1f%% (%" PRIu64 " of %" PRIu64 " regions); ",
+		 hydrated == regions ? 100.0 :
+		 (double)(hydrated * 1000 / regions) / 10, hydrated, regions);
+}
+
 static void text_of(const struct row_data *rd, int id, char *buf, size_t len)
 {
 	const struct dmcopy_caps *caps = rd->caps;
@@ -421,10 +438,13 @@ static void text_of(const struct row_data *rd, int id, char *buf, size_t len)
 		join_names(caps->holders, caps->nr_holders, buf, len);
 		break;
 	case COL_VERDICT:
+		dmcopy_caps_verdict(caps, &v);
+		snprintf(buf, len, "%s", dmcopy_path_name(v.path));
+		break;
 	case COL_NOTE:
 		dmcopy_caps_verdict(caps, &v);
-		snprintf(buf, len, "%s", id == COL_VERDICT ?
-			 dmcopy_path_name(v.path) : v.reason);
+		hydration(rd, buf, len);
+		snprintf(buf + strlen(buf), len - strlen(buf), "%s", v.reason);
 		break;
 	case COL_LAYER:
 		decider(rd->ctx, caps, buf, len);

@@ -29,6 +29,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <dirent.h>
+
 #include <blkid.h>
 #include <libsmartcols.h>
 
@@ -37,6 +39,10 @@
 
 #define PARTIAL_TAG	"dmcopy_partial"
 #define CLONE_TAG	"dmcopy_clone"
+#define HYDRATING_TAG	"dmcopy_hydrating"
+#define HMETA_SUFFIX	"-hmeta"
+/* dm-clone's unit of hydration, sectors: 512 KiB */
+#define HYDRATE_REGION	1024U
 #define DEFAULT_TAG	"dmcopy"
 #define MAX_CLONES	10000
 #define VERIFY_CHUNK	(4U << 20)
@@ -50,6 +56,7 @@ enum {
 	OPT_NEW_UUID,
 	OPT_ROLLBACK,
 	OPT_THIN,
+	OPT_HYDRATE,
 };
 
 enum clone_state {
@@ -67,7 +74,10 @@ struct clone {
 	char path[320];
 	enum clone_state state;
 	bool created;			/* by this run */
-	const char *mode;		/* "thick" or "thin" */
+	const char *mode;		/* "thick", "thin" or "hydrate" */
+	char dm[300];			/* hydrate: the dm-clone device */
+	char kname[32];			/* its kernel name, dm-N */
+	uint64_t hydrated, regions;	/* hydrate: progress */
 	struct dmcopy_copy_report rep;
 	double seconds;
 	int verified;			/* -1 not checked, 0 differs, 1 same */
@@ -80,7 +90,7 @@ struct provision {
 	char origin[128];		/* their origin, a thin volume */
 	struct dmcopy_copy_report import; /* the golden image into it */
 	unsigned int count, jobs;
-	bool verify, new_uuid, json, rollback, quiet, show_progress;
+	bool verify, new_uuid, json, rollback, quiet, show_progress, hydrate;
 	uint64_t size;			/* of the golden image, bytes */
 	struct clone *clones;
 
@@ -284,7 +294,7 @@ static const struct lv *find_lv(const struct lv *lvs, int n, const char *name)
 
 static int lv_remove(const char *vg, const char *name)
 {
-	char lv[300];
+	char lv[600];
 	char *argv[] = { "lvremove", "-y", lv, NULL };
 
 	snprintf(lv, sizeof(lv), "%s/%s", vg, name);
@@ -313,6 +323,7 @@ static void provision_usage(void)
 	       "     --new-uuid         give each clone's ext2/3/4 or XFS filesystem a new UUID\n"
 	       "     --tag <tag>        the LVM tag the clones carry (dmcopy)\n"
 	       "     --thin <pool>      thin snapshots in this thin pool of <vg> instead\n"
+	       "     --hydrate          usable at once through dm-clone, copied in the background\n"
 	       "     --rollback         remove the clones an earlier, failed run made\n"
 	       " -J, --json             the summary as JSON\n"
 	       " -p, --progress         show progress, also when not on a terminal\n"
@@ -340,6 +351,7 @@ static void parse_provision_options(int argc, char **argv, struct provision *o)
 		{ "tag",      required_argument, NULL, OPT_TAG },
 		{ "rollback", no_argument,       NULL, OPT_ROLLBACK },
 		{ "thin",     required_argument, NULL, OPT_THIN },
+		{ "hydrate",  no_argument,       NULL, OPT_HYDRATE },
 		{ "json",     no_argument,       NULL, 'J' },
 		{ "progress", no_argument,       NULL, 'p' },
 		{ "quiet",    no_argument,       NULL, 'q' },
@@ -374,6 +386,7 @@ static void parse_provision_options(int argc, char **argv, struct provision *o)
 		case OPT_TAG: o->tag = optarg; break;
 		case OPT_ROLLBACK: o->rollback = true; break;
 		case OPT_THIN: o->thin_pool = optarg; break;
+		case OPT_HYDRATE: o->hydrate = true; break;
 		case 'J': o->json = true; break;
 		case 'p': o->show_progress = true; break;
 		case 'q': o->quiet = true; break;
@@ -399,6 +412,10 @@ static void parse_provision_options(int argc, char **argv, struct provision *o)
 			    o->tag);
 	if (o->show_progress && o->quiet)
 		usage_error("--progress and --quiet are mutually exclusive");
+	if (o->thin_pool && o->hydrate)
+		usage_error("--thin and --hydrate are mutually exclusive");
+	if (o->hydrate && o->verify && o->new_uuid)
+		usage_error("--hydrate: --new-uuid changes a clone before it is hydrated, so --verify cannot compare it");
 	if (o->thin_pool && !lvm_word(o->thin_pool))
 		usage_error("invalid thin pool name '%s'", o->thin_pool);
 	if (o->rollback && (o->verify || o->new_uuid || o->json))
@@ -716,7 +733,9 @@ static const char *state_name(const struct clone *c)
 {
 	switch (c->state) {
 	case CLONE_DONE: return "kept";
-	case CLONE_COPIED: return strcmp(c->mode, "thin") ? "copied" : "made";
+	case CLONE_COPIED:
+		return !strcmp(c->mode, "thin") ? "made" :
+		       !strcmp(c->mode, "hydrate") ? "hydrated" : "copied";
 	case CLONE_FAILED: return "failed";
 	case CLONE_INTERRUPTED: return "interrupted";
 	case CLONE_NOT_CREATED: return "not created";
@@ -1103,7 +1122,382 @@ static void thin_clones(struct provision *o, bool *create_failed)
 	}
 }
 
+/* ------------------------------------------------------------- hydrate --- */
+
+/* The kernel name (dm-N) of the mapped device @name; "" when there is none. */
+static void dm_kernel_name(const char *name, char *kname, size_t len)
+{
+	DIR *d = opendir("/sys/block");
+	struct dirent *e;
+
+	kname[0] = '\0';
+	if (!d)
+		return;
+	while ((e = readdir(d))) {
+		char p[300], got[256];
+		FILE *f;
+
+		if (strncmp(e->d_name, "dm-", 3))
+			continue;
+		snprintf(p, sizeof(p), "/sys/block/%s/dm/name", e->d_name);
+		f = fopen(p, "re");
+		if (!f)
+			continue;
+		if (fgets(got, sizeof(got), f)) {
+			got[strcspn(got, "\n")] = '\0';
+			if (!strcmp(got, name))
+				snprintf(kname, len, "%.31s", e->d_name);
+		}
+		fclose(f);
+		if (kname[0])
+			break;
+	}
+	closedir(d);
+}
+
+static int dmsetup(const char *verb, const char *name, const char *table)
+{
+	char *argv[] = { "dmsetup", (char *)verb, (char *)name,
+			 table ? "--table" : NULL, (char *)table, NULL };
+
+	return run(argv, NULL, 0);
+}
+
+/*
+ * The metadata volume of a hydrating clone: dm-clone's bitmap of hydrated
+ * regions, a bit each, in 4 KiB blocks of a persistent btree; 4 MiB and
+ * twice the bitmap is plenty. lvcreate zeroes its first 4 KiB, so dm-clone
+ * formats it.
+ */
+static int hydrate_metadata(const struct provision *o, const struct clone *c)
+{
+	uint64_t regions = (o->size / 512 + HYDRATE_REGION - 1) / HYDRATE_REGION;
+	char name[300], vg[200], size[32];
+	char *create[] = { "lvcreate", "-y", "-Wn", "-n", name, "-L", size,
+			   "--addtag", CLONE_TAG, "--addtag", (char *)o->tag,
+			   vg, NULL };
+
+	snprintf(name, sizeof(name), "%s%s", c->name, HMETA_SUFFIX);
+	snprintf(vg, sizeof(vg), "%s", o->vg);
+	snprintf(size, sizeof(size), "%" PRIu64 "b",
+		 (uint64_t)(4 << 20) + ((regions / 8 + 4095) & ~(uint64_t)4095) * 2);
+	return run(create, NULL, 0);
+}
+
+/*
+ * The clone, usable at once: dm-clone over the golden image (source) and
+ * the clone's LV (destination); reads of what is not hydrated yet come
+ * from the golden image, writes go to the LV, and the rest is copied in
+ * the background with dm-kcopyd (offloaded where the device copies).
+ */
+static int hydrate_start(const struct provision *o, struct clone *c)
+{
+	char table[1200];
+
+	snprintf(table, sizeof(table),
+		 "0 %" PRIu64 " clone /dev/%s/%s%s /dev/%s/%s %s %u",
+		 o->size / 512, o->vg, c->name, HMETA_SUFFIX, o->vg, c->name,
+		 o->golden, HYDRATE_REGION);
+	if (dmsetup("create", c->dm, table)) {
+		snprintf(c->error, sizeof(c->error),
+			 "dmsetup create %s (dm-clone) failed (see above)", c->dm);
+		return -1;
+	}
+	dm_kernel_name(c->dm, c->kname, sizeof(c->kname));
+	return 0;
+}
+
+/* dm-clone's "<hydrated>/<regions>" from dmsetup status; -1 on failure. */
+static int hydrate_progress(struct clone *c)
+{
+	char *argv[] = { "dmsetup", "status", c->dm, NULL };
+	char out[1024], *f[8], *p = out, *slash;
+	int n = 0;
+
+	if (run(argv, out, sizeof(out)))
+		return -1;
+	/* 0 <len> clone <mbs> <used>/<total> <region> <hydrated>/<regions> */
+	while (n < 8 && (f[n] = strsep(&p, " \t\n")))
+		if (*f[n])
+			n++;
+	if (n < 8 || strcmp(f[2], "clone"))
+		return -1;
+	slash = strchr(f[6], '/');
+	if (!slash)
+		return -1;
+	c->hydrated = strtoull(f[6], NULL, 10);
+	c->regions = strtoull(slash + 1, NULL, 10);
+	return 0;
+}
+
+/*
+ * Hydrated: the clone device becomes a plain linear mapping of the LV, in
+ * place (whoever has it open goes on), dm-clone's metadata goes, and the
+ * device itself too when nobody has it open: the clone is its LV.
+ */
+static int hydrate_finish(const struct provision *o, struct clone *c)
+{
+	char table[600], lv[300], meta[300], out[64];
+	char *open_count[] = { "dmsetup", "info", "-c", "--noheadings", "-o",
+			       "open", c->dm, NULL };
+	char *deltag[] = { "lvchange", "--deltag", PARTIAL_TAG, "--deltag",
+			   HYDRATING_TAG, lv, NULL };
+
+	snprintf(table, sizeof(table), "0 %" PRIu64 " linear /dev/%s/%s 0",
+		 o->size / 512, o->vg, c->name);
+	if (dmsetup("suspend", c->dm, NULL) || dmsetup("load", c->dm, table) ||
+	    dmsetup("resume", c->dm, NULL)) {
+		snprintf(c->error, sizeof(c->error),
+			 "hydrated, but switching %s to linear failed (see above)", c->dm);
+		dmsetup("resume", c->dm, NULL);
+		return -1;
+	}
+	if (!run(open_count, out, sizeof(out)) && atoi(out) == 0)
+		dmsetup("remove", c->dm, NULL);
+	snprintf(meta, sizeof(meta), "%s%s", c->name, HMETA_SUFFIX);
+	lv_remove(o->vg, meta);
+	snprintf(lv, sizeof(lv), "%s/%s", o->vg, c->name);
+	if (run(deltag, NULL, 0)) {
+		snprintf(c->error, sizeof(c->error),
+			 "hydrated, but lvchange --deltag failed (see above)");
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * dm-clone retries a region it failed to hydrate for ever, logging
+ * "hydration failed". Read the kernel log for that, for our devices.
+ */
+static int kmsg_open(void)
+{
+	int fd = open("/dev/kmsg", O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+
+	if (fd >= 0)
+		lseek(fd, 0, SEEK_END);
+	return fd;
+}
+
+static void kmsg_failures(int fd, struct provision *o)
+{
+	char rec[2048];
+	ssize_t n;
+	unsigned int i;
+
+	if (fd < 0)
+		return;
+	while ((n = read(fd, rec, sizeof(rec) - 1)) > 0 || (n < 0 && errno == EPIPE)) {
+		char *msg;
+
+		if (n <= 0)
+			continue;	/* EPIPE: records were overwritten */
+		rec[n] = '\0';
+		msg = strchr(rec, ';');
+		if (!msg || !strstr(msg, "hydration failed"))
+			continue;
+		for (i = 0; i < o->count; i++) {
+			struct clone *c = &o->clones[i];
+			char needle[64];
+
+			if (c->state != CLONE_PARTIAL || !c->kname[0])
+				continue;
+			snprintf(needle, sizeof(needle), "clone: %s: ", c->kname);
+			if (!strstr(msg, needle))
+				continue;
+			/* stop the retries; the clone stays usable as it is */
+			{
+				char *argv[] = { "dmsetup", "message", c->dm, "0",
+						 "disable_hydration", NULL };
+
+				run(argv, NULL, 0);
+			}
+			c->state = CLONE_FAILED;
+			snprintf(c->error, sizeof(c->error),
+				 "hydration failed at an I/O error (see the kernel log): %s stays a dm-clone device over the golden image, usable, with %" PRIu64 " of %" PRIu64 " regions hydrated; a re-run tries again",
+				 c->dm, c->hydrated, c->regions);
+		}
+	}
+}
+
+/*
+ * Make every clone usable through its dm-clone device, then wait for
+ * them to hydrate, switching each to its plain LV as it is done.
+ */
+static void hydrate_clones(struct provision *o, bool *create_failed)
+{
+	char sizearg[32], name[300], vg[200];
+	char *create[] = { "lvcreate", "-y", "-Wn", "-Zn", "-n", name,
+			   "-L", sizearg, "--addtag", CLONE_TAG,
+			   "--addtag", PARTIAL_TAG, "--addtag", HYDRATING_TAG,
+			   "--addtag", (char *)o->tag, vg, NULL };
+	struct timespec t0;
+	unsigned int i, pending = 0;
+	int kmsg = kmsg_open();
+
+	snprintf(sizearg, sizeof(sizearg), "%" PRIu64 "b", o->size);
+	snprintf(vg, sizeof(vg), "%s", o->vg);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	for (i = 0; i < o->count; i++) {
+		struct clone *c = &o->clones[i];
+		char meta[300];
+
+		if (c->state != CLONE_NEW && c->state != CLONE_PARTIAL)
+			continue;
+		if (*create_failed || stop_signal) {
+			c->state = stop_signal ? CLONE_INTERRUPTED : CLONE_NOT_CREATED;
+			continue;
+		}
+		snprintf(name, sizeof(name), "%s", c->name);
+		if (c->state == CLONE_NEW) {
+			int r = run(create, NULL, 0);
+
+			if (r) {
+				c->state = CLONE_NOT_CREATED;
+				snprintf(c->error, sizeof(c->error),
+					 "lvcreate failed (exit %d, see above)", r);
+				*create_failed = true;
+				continue;
+			}
+			c->created = true;
+			c->state = CLONE_PARTIAL;
+		} else {
+			char lv[300];
+			char *addtag[] = { "lvchange", "--addtag", HYDRATING_TAG,
+					   lv, NULL };
+
+			/* a half-made clone of any mode hydrates from here */
+			snprintf(lv, sizeof(lv), "%s/%s", o->vg, c->name);
+			run(addtag, NULL, 0);
+		}
+		/* A re-run finds the metadata of the first, and goes on. */
+		snprintf(meta, sizeof(meta), "/dev/%s/%s%s", o->vg, c->name,
+			 HMETA_SUFFIX);
+		if (access(meta, F_OK) && hydrate_metadata(o, c)) {
+			c->state = CLONE_NOT_CREATED;
+			snprintf(c->error, sizeof(c->error),
+				 "lvcreate of its metadata %s failed (see above)", meta);
+			*create_failed = true;
+			continue;
+		}
+		dm_kernel_name(c->dm, c->kname, sizeof(c->kname));
+		if (!c->kname[0] && hydrate_start(o, c)) {
+			c->state = CLONE_FAILED;
+			continue;
+		}
+		if (o->new_uuid && c->created && new_uuid(c)) {
+			c->state = CLONE_FAILED;
+			continue;
+		}
+		if (!o->json)
+			printf("%s: usable now as /dev/mapper/%s, hydrating\n",
+			       c->name, c->dm);
+		pending++;
+	}
+	fflush(stdout);
+
+	while (pending && !stop_signal) {
+		uint64_t done = 0, total = 0;
+		struct timespec pause = { 0, 200 * 1000 * 1000 };
+
+		kmsg_failures(kmsg, o);
+		pending = 0;
+		for (i = 0; i < o->count; i++) {
+			struct clone *c = &o->clones[i];
+
+			if (c->state != CLONE_PARTIAL)
+				continue;
+			if (hydrate_progress(c)) {
+				c->state = CLONE_FAILED;
+				snprintf(c->error, sizeof(c->error),
+					 "cannot read the status of %s", c->dm);
+				continue;
+			}
+			done += c->hydrated;
+			total += c->regions;
+			if (c->hydrated < c->regions) {
+				pending++;
+				continue;
+			}
+			c->seconds = seconds_since(&t0);
+			if (hydrate_finish(o, c)) {
+				c->state = CLONE_FAILED;
+				continue;
+			}
+			if (o->verify) {
+				c->verified = same_bytes(o->golden, c->path,
+							 o->size, c->error,
+							 sizeof(c->error));
+				if (c->verified != 1) {
+					c->state = CLONE_FAILED;
+					continue;
+				}
+			}
+			c->state = CLONE_COPIED;
+		}
+		if (o->progress.kind != PROGRESS_NONE && total)
+			on_progress(done * HYDRATE_REGION * 512,
+				    total * HYDRATE_REGION * 512, &o->progress);
+		if (pending)
+			nanosleep(&pause, NULL);
+	}
+	progress_end(&o->progress);
+	if (kmsg >= 0)
+		close(kmsg);
+	for (i = 0; stop_signal && i < o->count; i++) {
+		struct clone *c = &o->clones[i];
+
+		if (c->state == CLONE_PARTIAL && c->kname[0])
+			snprintf(c->error, sizeof(c->error),
+				 "still hydrating in the kernel (%" PRIu64 " of %" PRIu64 " regions), usable as /dev/mapper/%s; run the same command again to wait for it and make it its plain LV",
+				 c->hydrated, c->regions, c->dm);
+	}
+}
+
 /* --------------------------------------------------------- the command --- */
+
+/* The dm-clone device of a hydrating clone goes before its volumes. */
+static int remove_hydrate_dm(const char *vg, const char *name)
+{
+	char dm[300], kname[32];
+
+	snprintf(dm, sizeof(dm), "dmcopy-%s-%s", vg, name);
+	dm_kernel_name(dm, kname, sizeof(kname));
+	if (!kname[0])
+		return 0;
+	if (dmsetup("remove", dm, NULL)) {
+		warnx("could not remove %s, which still uses %s/%s (see above)",
+		      dm, vg, name);
+		return -1;
+	}
+	printf("removed /dev/mapper/%s\n", dm);
+	return 0;
+}
+
+/* A clone: its dm-clone device, its volume, its dm-clone metadata. */
+static int remove_clone(const char *vg, const struct lv *lvs, int nlvs,
+			const char *name)
+{
+	char meta[300];
+	const struct lv *m;
+
+	if (remove_hydrate_dm(vg, name))
+		return -1;
+	if (lv_remove(vg, name)) {
+		warnx("could not remove %s/%s (see above)", vg, name);
+		return -1;
+	}
+	printf("removed %s/%s\n", vg, name);
+	snprintf(meta, sizeof(meta), "%s%s", name, HMETA_SUFFIX);
+	m = find_lv(lvs, nlvs, meta);
+	if (m && has_tag(m, CLONE_TAG)) {
+		if (lv_remove(vg, meta)) {
+			warnx("could not remove %s/%s (see above)", vg, meta);
+			return -1;
+		}
+		printf("removed %s/%s\n", vg, meta);
+	}
+	return 0;
+}
 
 static int rollback(struct provision *o, const struct lv *lvs, int nlvs)
 {
@@ -1115,12 +1509,10 @@ static int rollback(struct provision *o, const struct lv *lvs, int nlvs)
 
 		if (!lv || !has_tag(lv, o->tag) || !has_tag(lv, CLONE_TAG))
 			continue;
-		if (lv_remove(o->vg, lv->name)) {
-			warnx("could not remove %s/%s (see above)", o->vg, lv->name);
+		if (remove_clone(o->vg, lvs, nlvs, lv->name)) {
 			failed = 1;
 			continue;
 		}
-		printf("removed %s/%s\n", o->vg, lv->name);
 		removed++;
 	}
 	/* the thin origin the golden image was imported into, once unused */
@@ -1186,7 +1578,8 @@ int cmd_provision(int argc, char **argv)
 				    o.pattern);
 		snprintf(c->path, sizeof(c->path), "/dev/%s/%s", o.vg, c->name);
 		c->verified = -1;
-		c->mode = o.thin_pool ? "thin" : "thick";
+		c->mode = o.thin_pool ? "thin" : o.hydrate ? "hydrate" : "thick";
+		snprintf(c->dm, sizeof(c->dm), "dmcopy-%s-%s", o.vg, c->name);
 		if (i && !strcmp(c->name, o.clones[0].name))
 			usage_error("invalid --name '%s': names must differ", o.pattern);
 	}
@@ -1270,6 +1663,8 @@ int cmd_provision(int argc, char **argv)
 		if (thin_origin(&o, lvs, nlvs))
 			goto out;
 		thin_clones(&o, &create_failed);
+	} else if (o.hydrate) {
+		hydrate_clones(&o, &create_failed);
 	} else {
 		/* lvcreate one after the other: they take the VG lock anyway. */
 		snprintf(sizearg, sizeof(sizearg), "%" PRIu64 "b", o.size);
@@ -1417,6 +1812,11 @@ int cmd_deprovision(int argc, char **argv)
 	if (nlvs < 0)
 		return EXIT_FAILURE;
 	if (tag) {
+		/* hydrating clones' devices first: they hold the volumes */
+		for (i = 0; i < nlvs; i++)
+			if (has_tag(&lvs[i], tag) && has_tag(&lvs[i], CLONE_TAG) &&
+			    remove_hydrate_dm(vg, lvs[i].name))
+				ret = EXIT_FAILURE;
 		for (i = 0; i < nlvs; i++) {
 			/* only what provision made */
 			if (!has_tag(&lvs[i], tag) || !has_tag(&lvs[i], CLONE_TAG))
@@ -1450,14 +1850,9 @@ int cmd_deprovision(int argc, char **argv)
 			return EXIT_FAILURE;
 		}
 	}
-	for (i = optind; i < argc; i++) {
-		if (lv_remove(vg, argv[i])) {
-			warnx("could not remove %s/%s (see above)", vg, argv[i]);
+	for (i = optind; i < argc; i++)
+		if (remove_clone(vg, lvs, nlvs, argv[i]))
 			ret = EXIT_FAILURE;
-			continue;
-		}
-		printf("removed %s/%s\n", vg, argv[i]);
-	}
 	free(lvs);
 	return ret;
 }

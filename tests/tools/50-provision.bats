@@ -5,7 +5,8 @@
 # thick clones of an ext4 golden image, copied with the Copy command,
 # checked byte for byte against the golden image (unchanged), mounted
 # side by side with new UUIDs; name collisions, a missing golden image,
-# thin snapshots whose writes copy chunks offloaded (--thin), a pool too
+# thin snapshots whose writes copy chunks offloaded (--thin), clones that
+# hydrate in the background (--hydrate) and a hydration error, a pool too
 # small for the worst case, a volume group that runs out of space half
 # way (--rollback, a re-run),
 # an interrupted run and its re-run, deprovision.
@@ -169,6 +170,83 @@ lv_names() {
 	[ "$(lv_names dmtvg0)" = "golden pool " ]
 	run -1 "$DMCOPY" provision --golden /dev/dmtvg0/golden --vg dmtvg0 --count 1 --thin golden
 	[[ $output == *"dmtvg0/golden is not a thin pool"* ]]
+}
+
+@test "provision --hydrate: usable at once, hydrated in the background by the device, then plain LVs" {
+	vg_on dmtvg0 "$NS1"
+	golden_ext4 dmtvg0 32M
+	local rw0 rw1 i
+	rw0=$(( $(disk_stat "$NS1" 3) + $(disk_stat "$NS1" 7) ))
+	run -0 "$DMCOPY" provision --golden /dev/dmtvg0/golden --vg dmtvg0 --count 2 --hydrate
+	echo "$output"
+	rw1=$(( $(disk_stat "$NS1" 3) + $(disk_stat "$NS1" 7) ))
+	[[ $output == *"golden-clone1: usable now as /dev/mapper/dmcopy-dmtvg0-golden-clone1, hydrating"* ]]
+	[[ $output == *"2 of 2 clones ready (2 made now)"* ]]
+	for i in 1 2; do
+		[ "$(sha256sum <"/dev/dmtvg0/golden-clone$i")" = "$GOLDEN_SUM" ]
+		[ "$(lv_tags "dmtvg0/golden-clone$i")" = "dmcopy,dmcopy_clone" ]
+		[ ! -e "/dev/mapper/dmcopy-dmtvg0-golden-clone$i" ]
+	done
+	[ "$(lv_names dmtvg0)" = "golden golden-clone1 golden-clone2 " ]
+	[ "$(sha256sum </dev/dmtvg0/golden)" = "$GOLDEN_SUM" ]
+	# Hydration went through dm-kcopyd to the device's Copy command: the
+	# 2 x 32 MiB did not cross the NVMe interface (lvm and dm-clone
+	# metadata did).
+	echo "NVMe: $(( rw1 - rw0 )) sectors read and written"
+	[ $(( rw1 - rw0 )) -lt $(( 16 * 2048 )) ]
+}
+
+@test "provision --hydrate: a clone is readable and writable while it hydrates; the writes stay" {
+	vg_on dmtvg0 "$NS1"
+	golden_ext4 dmtvg0 32M
+	# A slow golden image (dm-delay): hydration takes seconds.
+	dmsetup create dmt-slow --table "0 $(( 32 * 2048 )) delay /dev/dmtvg0/golden 0 100"
+	local d=$BATS_TEST_TMPDIR i
+	"$DMCOPY" provision --golden /dev/mapper/dmt-slow --vg dmtvg0 --count 1 \
+		--name h%d --hydrate >"$d/out" 2>&1 &
+	local pid=$!
+	for (( i = 0; i < 300; i++ )); do
+		[ -b /dev/mapper/dmcopy-dmtvg0-h1 ] && break
+		sleep 0.1
+	done
+	[ -b /dev/mapper/dmcopy-dmtvg0-h1 ]
+	cp /dev/dmtvg0/golden "$d/expect"
+	random_file "$d/w" 65536
+	dev_write /dev/mapper/dmcopy-dmtvg0-h1 $(( 20 * MiB )) "$d/w"
+	dd if="$d/w" of="$d/expect" bs=65536 seek=$(( 20 * 16 )) conv=notrunc status=none
+	# While it hydrates: the write reads back, the rest is the golden image.
+	dev_expect /dev/mapper/dmcopy-dmtvg0-h1 0 "$d/expect"
+	local status=0
+	wait $pid || status=$?
+	cat "$d/out"
+	[ "$status" = 0 ]
+	grep -q "1 of 1 clones ready (1 made now)" "$d/out"
+	dev_expect /dev/dmtvg0/h1 0 "$d/expect"
+	[ "$(dmsetup table dmtvg0-h1 | awk '{ print $3 }')" = linear ]
+	[ ! -e /dev/mapper/dmcopy-dmtvg0-h1 ]
+	[ "$(lv_names dmtvg0)" = "golden h1 " ]
+}
+
+@test "provision --hydrate: a hydration error is reported and not retried for ever" {
+	vg_on dmtvg0 "$NS1"
+	golden_ext4 dmtvg0 32M
+	# dm-dust fails reads of one 4 KiB block of the golden image.
+	dmsetup create dmt-dust --table "0 $(( 32 * 2048 )) dust /dev/dmtvg0/golden 0 4096"
+	dmsetup message dmt-dust 0 addbadblock 3000
+	dmsetup message dmt-dust 0 enable
+	run -1 "$DMCOPY" provision --golden /dev/mapper/dmt-dust --vg dmtvg0 --count 1 --name e%d --hydrate
+	echo "$output"
+	[[ $output == *"e1: hydration failed at an I/O error (see the kernel log): dmcopy-dmtvg0-e1 stays a dm-clone device over the golden image, usable"* ]]
+	[[ $output == *"e1 "*"failed"* ]]
+	# Still usable, hydration stopped, still marked unfinished.
+	[ -b /dev/mapper/dmcopy-dmtvg0-e1 ]
+	[[ "$(dmsetup status dmcopy-dmtvg0-e1)" == *" clone "* ]]
+	[[ "$(lv_tags dmtvg0/e1)" == *dmcopy_partial* ]]
+	# deprovision takes the device down with the volumes.
+	run -0 "$DMCOPY" deprovision --vg dmtvg0 --tag dmcopy
+	echo "$output"
+	[ ! -e /dev/mapper/dmcopy-dmtvg0-e1 ]
+	[ "$(lv_names dmtvg0)" = "golden " ]
 }
 
 @test "provision refuses a name taken by an LV it did not make, and changes nothing" {

@@ -93,27 +93,40 @@ lvm_cmd() {
 	LVM_SUPPRESS_FD_WARNINGS=1 lvm "$cmd" --config "$LVM_CONFIG" "$@"
 }
 
-# dm_cleanup: remove every volume group and device the dm suites made.
+# dm_cleanup: remove every volume group and device the dm suites made:
+# mapped devices of the tests (dmt-*, and dmcopy-* that dmcopy provision
+# makes) may sit on top of LVs and hold them, or under a VG; so devices,
+# then VGs, a few times over, then what is left of the VGs' devices and
+# directories.
 dm_cleanup() {
 	local vg pv name
-	while read -r pv vg; do
-		case $vg in
-		dmtvg*)
-			lvm_cmd vgchange -an "$vg" >/dev/null 2>&1
-			lvm_cmd vgremove -ff "$vg" >/dev/null 2>&1
-			lvm_cmd pvremove -ff -y "$pv" >/dev/null 2>&1 ;;
-		esac
-	done < <(lvm_cmd pvs --noheadings -o pv_name,vg_name 2>/dev/null)
-	# Stacked ones first: a device in use cannot go.
 	for _ in 1 2 3; do
 		for name in $(dmsetup ls 2>/dev/null | awk '{ print $1 }'); do
 			case $name in
-			dmt-*|dmtvg*)
+			dmt-*|dmcopy-*)
 				# A test that failed half way may leave it suspended.
 				dmsetup resume "$name" >/dev/null 2>&1
 				dmsetup remove "$name" >/dev/null 2>&1 ;;
 			esac
 		done
+		while read -r pv vg; do
+			case $vg in
+			dmtvg*)
+				lvm_cmd vgchange -an "$vg" >/dev/null 2>&1
+				lvm_cmd vgremove -ff "$vg" >/dev/null 2>&1
+				lvm_cmd pvremove -ff -y "$pv" >/dev/null 2>&1 ;;
+			esac
+		done < <(lvm_cmd pvs --noheadings -o pv_name,vg_name 2>/dev/null)
 	done
+	for name in $(dmsetup ls 2>/dev/null | awk '{ print $1 }'); do
+		case $name in
+		dmtvg*)
+			dmsetup resume "$name" >/dev/null 2>&1
+			dmsetup remove "$name" >/dev/null 2>&1 ;;
+		esac
+	done
+	# lvm makes /dev/<vg> itself (no udev here); a VG that went away
+	# under a device it could not deactivate leaves it behind.
+	rm -rf /dev/dmtvg*
 	return 0
 }

@@ -77,6 +77,7 @@ struct clone {
 	const char *mode;		/* "thick", "thin" or "hydrate" */
 	char dm[300];			/* hydrate: the dm-clone device */
 	char kname[32];			/* its kernel name, dm-N */
+	char devno[32];			/* MAJ:MIN, as dm-clone logs it */
 	uint64_t hydrated, regions;	/* hydrate: progress */
 	struct dmcopy_copy_report rep;
 	double seconds;
@@ -1207,6 +1208,22 @@ static int hydrate_start(const struct provision *o, struct clone *c)
 	return 0;
 }
 
+/* dm-clone names its device by MAJ:MIN in the kernel log. */
+static void dm_devno(struct clone *c)
+{
+	char p[96];
+	FILE *f;
+
+	c->devno[0] = '\0';
+	snprintf(p, sizeof(p), "/sys/block/%s/dev", c->kname);
+	f = fopen(p, "re");
+	if (!f)
+		return;
+	if (fgets(c->devno, sizeof(c->devno), f))
+		c->devno[strcspn(c->devno, "\n")] = '\0';
+	fclose(f);
+}
+
 /* dm-clone's "<hydrated>/<regions>" from dmsetup status; -1 on failure. */
 static int hydrate_progress(struct clone *c)
 {
@@ -1299,9 +1316,9 @@ static void kmsg_failures(int fd, struct provision *o)
 			struct clone *c = &o->clones[i];
 			char needle[64];
 
-			if (c->state != CLONE_PARTIAL || !c->kname[0])
+			if (c->state != CLONE_PARTIAL || !c->devno[0])
 				continue;
-			snprintf(needle, sizeof(needle), "clone: %s: ", c->kname);
+			snprintf(needle, sizeof(needle), "clone: %s: ", c->devno);
 			if (!strstr(msg, needle))
 				continue;
 			/* stop the retries; the clone stays usable as it is */
@@ -1384,6 +1401,7 @@ static void hydrate_clones(struct provision *o, bool *create_failed)
 			c->state = CLONE_FAILED;
 			continue;
 		}
+		dm_devno(c);
 		if (o->new_uuid && c->created && new_uuid(c)) {
 			c->state = CLONE_FAILED;
 			continue;

@@ -385,11 +385,19 @@ out:
 	return r;
 }
 
-int dmcopy_dm_copy_status(struct dmcopy_ctx *ctx, const char *name,
-			  struct dmcopy_copy_status *status)
+/*
+ * status_of_target - run DM_DEVICE_STATUS on @name and hand the status
+ * parameters of the first target of type @type in its live table to
+ * @parse, and return what it returns; -EINVAL when there is none.
+ */
+static int status_of_target(struct dmcopy_ctx *ctx, const char *name,
+			    const char *type,
+			    int (*parse)(struct dmcopy_ctx *ctx,
+					 const char *params, void *arg),
+			    void *arg)
 {
 	uint64_t start, length;
-	char *type, *params;
+	char *target_type, *params;
 	struct dm_task *dmt;
 	struct dm_info info;
 	void *next = NULL;
@@ -406,12 +414,13 @@ int dmcopy_dm_copy_status(struct dmcopy_ctx *ctx, const char *name,
 		r = dmcopy_err(ctx, -ENXIO, "%s: no such dm device", name);
 		goto out;
 	}
-	r = dmcopy_err(ctx, -EINVAL, "%s: no copy target in the live table", name);
+	r = dmcopy_err(ctx, -EINVAL, "%s: no %s target in the live table",
+		       name, type);
 	do {
-		next = dm_get_next_target(dmt, next, &start, &length, &type,
-					  &params);
-		if (type && !strcmp(type, "copy")) {
-			r = dmcopy_parse_copy_status(ctx, params, status);
+		next = dm_get_next_target(dmt, next, &start, &length,
+					  &target_type, &params);
+		if (target_type && !strcmp(target_type, type)) {
+			r = parse(ctx, params ? params : "", arg);
 			break;
 		}
 	} while (next);
@@ -424,45 +433,45 @@ out:
 	return r;
 }
 
+static int parse_copy_status(struct dmcopy_ctx *ctx, const char *params,
+			     void *status)
+{
+	return dmcopy_parse_copy_status(ctx, params, status);
+}
+
+int dmcopy_dm_copy_status(struct dmcopy_ctx *ctx, const char *name,
+			  struct dmcopy_copy_status *status)
+{
+	return status_of_target(ctx, name, "copy", parse_copy_status, status);
+}
+
+struct hydration {
+	uint64_t hydrated, regions;
+};
+
+static int parse_clone_status(struct dmcopy_ctx *ctx, const char *params,
+			      void *arg)
+{
+	struct hydration *h = arg;
+
+	/* <mbs> <used>/<total> <region> <hydrated>/<regions> ... */
+	if (sscanf(params, "%*s %*s %*s %" SCNu64 "/%" SCNu64,
+		   &h->hydrated, &h->regions) != 2)
+		return dmcopy_err(ctx, -EINVAL,
+				  "unexpected clone status \"%s\"", params);
+	return 0;
+}
+
 int dmcopy_dm_hydration(struct dmcopy_ctx *ctx, const char *name,
 			uint64_t *hydrated, uint64_t *regions)
 {
-	uint64_t start, length, h, n;
-	char *type, *params;
-	struct dm_task *dmt;
-	struct dm_info info;
-	void *next = NULL;
+	struct hydration h;
 	int r;
 
-	dmt = new_task(ctx, DM_DEVICE_STATUS, name, &r);
-	if (!dmt)
-		goto out;
-	if (!dm_task_run(dmt)) {
-		r = task_failed(ctx, dmt, name, "status");
-		goto out;
+	r = status_of_target(ctx, name, "clone", parse_clone_status, &h);
+	if (!r) {
+		*hydrated = h.hydrated;
+		*regions = h.regions;
 	}
-	if (!dm_task_get_info(dmt, &info) || !info.exists) {
-		r = dmcopy_err(ctx, -ENXIO, "%s: no such dm device", name);
-		goto out;
-	}
-	r = dmcopy_err(ctx, -EINVAL, "%s: no clone target in the live table", name);
-	do {
-		next = dm_get_next_target(dmt, next, &start, &length, &type,
-					  &params);
-		/* <mbs> <used>/<total> <region> <hydrated>/<regions> ... */
-		if (type && !strcmp(type, "clone") && params &&
-		    sscanf(params, "%*s %*s %*s %" SCNu64 "/%" SCNu64, &h, &n) == 2) {
-			*hydrated = h;
-			*regions = n;
-			r = 0;
-			break;
-		}
-	} while (next);
-	if (!r)
-		ctx->err[0] = '\0';
-out:
-	if (dmt)
-		dm_task_destroy(dmt);
-	dm_log_end();
 	return r;
 }

@@ -24,6 +24,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/types.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -79,6 +80,7 @@ struct clone {
 	char kname[32];			/* its kernel name, dm-N */
 	char devno[32];			/* MAJ:MIN, as dm-clone logs it */
 	uint64_t hydrated, regions;	/* hydrate: progress */
+	uint64_t hydrated0, offloaded0;	/* hydrate: when this run began */
 	struct dmcopy_copy_report rep;
 	double seconds;
 	int verified;			/* -1 not checked, 0 differs, 1 same */
@@ -582,29 +584,33 @@ static void fs_type(const char *path, char *type, size_t len)
 	blkid_free_probe(pr);
 }
 
-/* A new filesystem UUID on the clone, so clones mount side by side. */
-static int new_uuid(struct clone *c)
+/*
+ * A new filesystem UUID on the clone, so clones mount side by side. @dev is
+ * where the clone's filesystem is read and written: its LV, or the dm-clone
+ * device of a clone that hydrates (its LV is not all there yet).
+ */
+static int new_uuid(struct clone *c, const char *dev)
 {
 	char type[32];
 	int r;
 
-	fs_type(c->path, type, sizeof(type));
+	fs_type(dev, type, sizeof(type));
 	if (!strcmp(type, "ext2") || !strcmp(type, "ext3") ||
 	    !strcmp(type, "ext4")) {
 		/* tune2fs wants a freshly checked filesystem for -U */
-		char *fsck[] = { "e2fsck", "-f", "-p", c->path, NULL };
-		char *tune[] = { "tune2fs", "-U", "random", c->path, NULL };
+		char *fsck[] = { "e2fsck", "-f", "-p", (char *)dev, NULL };
+		char *tune[] = { "tune2fs", "-U", "random", (char *)dev, NULL };
 
 		r = run(fsck, NULL, 0);
 		if (r < 0 || r > 1) {
 			snprintf(c->error, sizeof(c->error),
 				 "e2fsck -f -p %s before the new UUID failed (exit %d)",
-				 c->path, r);
+				 dev, r);
 			return -1;
 		}
 		r = run(tune, NULL, 0);
 	} else if (!strcmp(type, "xfs")) {
-		char *admin[] = { "xfs_admin", "-U", "generate", c->path, NULL };
+		char *admin[] = { "xfs_admin", "-U", "generate", (char *)dev, NULL };
 
 		r = run(admin, NULL, 0);
 	} else {
@@ -616,10 +622,45 @@ static int new_uuid(struct clone *c)
 	if (r) {
 		snprintf(c->error, sizeof(c->error),
 			 "giving %s a new filesystem UUID failed (exit %d)",
-			 c->path, r);
+			 dev, r);
 		return -1;
 	}
 	return 0;
+}
+
+/*
+ * The end of a thick or thin clone that holds the golden image's bytes:
+ * compare it (before a new UUID makes it differ), give it a new UUID, and
+ * drop PARTIAL_TAG. On failure the clone is CLONE_FAILED, still tagged
+ * partial so that a re-run redoes it; @what is how it was made.
+ */
+static int finish_clone(const struct provision *o, struct clone *c,
+			const char *what)
+{
+	char lv[300];
+	char *deltag[] = { "lvchange", "--deltag", PARTIAL_TAG, lv, NULL };
+	int r;
+
+	if (o->verify) {
+		c->verified = same_bytes(o->golden, c->path, o->size, c->error,
+					 sizeof(c->error));
+		if (c->verified != 1)
+			goto failed;
+	}
+	if (o->new_uuid && new_uuid(c, c->path))
+		goto failed;
+	snprintf(lv, sizeof(lv), "%s/%s", o->vg, c->name);
+	r = run(deltag, NULL, 0);
+	if (r) {
+		snprintf(c->error, sizeof(c->error),
+			 "%s, but lvchange --deltag %s failed (exit %d): a re-run redoes it",
+			 what, PARTIAL_TAG, r);
+		goto failed;
+	}
+	return 0;
+failed:
+	c->state = CLONE_FAILED;
+	return -1;
 }
 
 /* One display for the whole batch: the bytes of every copy of this run. */
@@ -653,8 +694,6 @@ static void copy_one(struct worker *w, struct clone *c)
 	};
 	struct dmcopy_ctx *ctx = new_ctx();
 	struct timespec t0;
-	char lv[300];
-	char *deltag[] = { "lvchange", "--deltag", PARTIAL_TAG, lv, NULL };
 	int r;
 
 	clock_gettime(CLOCK_MONOTONIC, &t0);
@@ -679,29 +718,8 @@ static void copy_one(struct worker *w, struct clone *c)
 		return;
 	}
 	dmcopy_free(ctx);
-	/* before a new UUID makes the clone differ from the golden image */
-	if (o->verify) {
-		c->verified = same_bytes(o->golden, c->path, o->size, c->error,
-					 sizeof(c->error));
-		if (c->verified != 1) {
-			c->state = CLONE_FAILED;
-			return;
-		}
-	}
-	if (o->new_uuid && new_uuid(c)) {
-		c->state = CLONE_FAILED;
-		return;
-	}
-	snprintf(lv, sizeof(lv), "%s/%s", o->vg, c->name);
-	r = run(deltag, NULL, 0);
-	if (r) {
-		c->state = CLONE_FAILED;
-		snprintf(c->error, sizeof(c->error),
-			 "copied, but lvchange --deltag %s failed (exit %d): a re-run copies it again",
-			 PARTIAL_TAG, r);
-		return;
-	}
-	c->state = CLONE_COPIED;
+	if (!finish_clone(o, c, "copied"))
+		c->state = CLONE_COPIED;
 }
 
 static void *copy_worker(void *data)
@@ -1060,11 +1078,10 @@ static int thin_room(const struct provision *o, const struct lv *lvs,
 /* Thin snapshots of the origin, one after the other (lvm takes its lock). */
 static void thin_clones(struct provision *o, bool *create_failed)
 {
-	char lv[300], origin[300];
+	char origin[300];
 	char *create[] = { "lvcreate", "-y", "-s", "-kn", "-n", NULL,
 			   "--addtag", CLONE_TAG, "--addtag", PARTIAL_TAG,
 			   "--addtag", (char *)o->tag, origin, NULL };
-	char *deltag[] = { "lvchange", "--deltag", PARTIAL_TAG, lv, NULL };
 	unsigned int i;
 	int r;
 
@@ -1080,7 +1097,6 @@ static void thin_clones(struct provision *o, bool *create_failed)
 			continue;
 		}
 		clock_gettime(CLOCK_MONOTONIC, &t0);
-		snprintf(lv, sizeof(lv), "%s/%s", o->vg, c->name);
 		/* half made: a snapshot is cheap to make again */
 		if (c->state == CLONE_PARTIAL && lv_remove(o->vg, c->name)) {
 			c->state = CLONE_FAILED;
@@ -1098,26 +1114,8 @@ static void thin_clones(struct provision *o, bool *create_failed)
 			continue;
 		}
 		c->created = true;
-		if (o->verify) {
-			c->verified = same_bytes(o->golden, c->path, o->size,
-						 c->error, sizeof(c->error));
-			if (c->verified != 1) {
-				c->state = CLONE_FAILED;
-				continue;
-			}
-		}
-		if (o->new_uuid && new_uuid(c)) {
-			c->state = CLONE_FAILED;
+		if (finish_clone(o, c, "made"))
 			continue;
-		}
-		r = run(deltag, NULL, 0);
-		if (r) {
-			c->state = CLONE_FAILED;
-			snprintf(c->error, sizeof(c->error),
-				 "made, but lvchange --deltag %s failed (exit %d)",
-				 PARTIAL_TAG, r);
-			continue;
-		}
 		c->seconds = seconds_since(&t0);
 		c->state = CLONE_COPIED;
 	}
@@ -1222,6 +1220,48 @@ static void dm_devno(struct clone *c)
 	if (fgets(c->devno, sizeof(c->devno), f))
 		c->devno[strcspn(c->devno, "\n")] = '\0';
 	fclose(f);
+}
+
+/*
+ * Bytes the device copied into @path by offload so far: offloaded_bytes of
+ * its disk's copy_stat (dm-clone hydrates through dm-kcopyd, which offloads
+ * into the clone's LV). 0 when the kernel has no copy_stat.
+ */
+static uint64_t offloaded_into(const char *path)
+{
+	uint64_t copies = 0, bytes = 0;
+	char stat_path[64];
+	struct stat st;
+	FILE *f;
+
+	if (stat(path, &st) || !S_ISBLK(st.st_mode))
+		return 0;
+	snprintf(stat_path, sizeof(stat_path), "/sys/dev/block/%u:%u/copy_stat",
+		 major(st.st_rdev), minor(st.st_rdev));
+	f = fopen(stat_path, "r");
+	if (!f)
+		return 0;
+	if (fscanf(f, "%" SCNu64 " %" SCNu64, &copies, &bytes) != 2)
+		bytes = 0;
+	fclose(f);
+	return bytes;
+}
+
+/*
+ * What this run saw of a clone's hydration: the regions hydrated since it
+ * began waiting, of which the device copied offloaded_into() the LV; the
+ * rest dm-kcopyd read and wrote in the kernel.
+ */
+static void hydrate_report(const struct provision *o, struct clone *c)
+{
+	const uint64_t region = (uint64_t)HYDRATE_REGION * 512;
+	uint64_t from = c->hydrated0 * region;
+	uint64_t offloaded = offloaded_into(c->path) - c->offloaded0;
+
+	c->rep.copied = from < o->size ? o->size - from : 0;
+	c->rep.offloaded = offloaded < c->rep.copied ? offloaded : c->rep.copied;
+	c->rep.emulated = c->rep.copied - c->rep.offloaded;
+	c->rep.userspace = 0;
 }
 
 /* dm-clone's "<hydrated>/<regions>" from dmsetup status; -1 on failure. */
@@ -1343,7 +1383,7 @@ static void kmsg_failures(int fd, struct provision *o)
 static void hydrate_clones(struct provision *o, bool *create_failed)
 {
 	char sizearg[32], name[300], vg[200];
-	char *create[] = { "lvcreate", "-y", "-Wn", "-Zn", "-n", name,
+	char *create[] = { "lvcreate", "-y", "-Wn", "-n", name,
 			   "-L", sizearg, "--addtag", CLONE_TAG,
 			   "--addtag", PARTIAL_TAG, "--addtag", HYDRATING_TAG,
 			   "--addtag", (char *)o->tag, vg, NULL };
@@ -1356,7 +1396,7 @@ static void hydrate_clones(struct provision *o, bool *create_failed)
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	for (i = 0; i < o->count; i++) {
 		struct clone *c = &o->clones[i];
-		char meta[300];
+		char meta[300], mapped[320];
 
 		if (c->state != CLONE_NEW && c->state != CLONE_PARTIAL)
 			continue;
@@ -1396,13 +1436,18 @@ static void hydrate_clones(struct provision *o, bool *create_failed)
 			*create_failed = true;
 			continue;
 		}
+		c->offloaded0 = offloaded_into(c->path);
+		c->hydrated0 = 0;
 		dm_kernel_name(c->dm, c->kname, sizeof(c->kname));
-		if (!c->kname[0] && hydrate_start(o, c)) {
+		if (c->kname[0] && !hydrate_progress(c))
+			c->hydrated0 = c->hydrated;	/* an earlier run's */
+		else if (!c->kname[0] && hydrate_start(o, c)) {
 			c->state = CLONE_FAILED;
 			continue;
 		}
 		dm_devno(c);
-		if (o->new_uuid && c->created && new_uuid(c)) {
+		snprintf(mapped, sizeof(mapped), "/dev/mapper/%s", c->dm);
+		if (o->new_uuid && c->created && new_uuid(c, mapped)) {
 			c->state = CLONE_FAILED;
 			continue;
 		}
@@ -1437,6 +1482,7 @@ static void hydrate_clones(struct provision *o, bool *create_failed)
 				continue;
 			}
 			c->seconds = seconds_since(&t0);
+			hydrate_report(o, c);
 			if (hydrate_finish(o, c)) {
 				c->state = CLONE_FAILED;
 				continue;
@@ -1561,11 +1607,6 @@ int cmd_provision(int argc, char **argv)
 {
 	struct provision o = { .tag = DEFAULT_TAG, .jobs = 1 };
 	char default_pattern[160], lvname[300], sizearg[32];
-	/* signatures are copied over anyway: no wiping, no zeroing */
-	char *lvcreate[] = { "lvcreate", "-y", "-Wn", "-Zn", "-n", lvname,
-			     "-L", sizearg, "--addtag", CLONE_TAG,
-			     "--addtag", PARTIAL_TAG, "--addtag", NULL,
-			     NULL, NULL };
 	struct timespec t0;
 	struct totals t;
 	struct lv *lvs = NULL;
@@ -1684,10 +1725,15 @@ int cmd_provision(int argc, char **argv)
 	} else if (o.hydrate) {
 		hydrate_clones(&o, &create_failed);
 	} else {
+		/* signatures are copied over anyway: no wiping */
+		char *lvcreate[] = { "lvcreate", "-y", "-Wn", "-n", lvname,
+				     "-L", sizearg, "--addtag", CLONE_TAG,
+				     "--addtag", PARTIAL_TAG,
+				     "--addtag", (char *)o.tag, (char *)o.vg,
+				     NULL };
+
 		/* lvcreate one after the other: they take the VG lock anyway. */
 		snprintf(sizearg, sizeof(sizearg), "%" PRIu64 "b", o.size);
-		lvcreate[13] = (char *)o.tag;
-		lvcreate[14] = (char *)o.vg;
 		for (i = 0; i < o.count; i++) {
 			struct clone *c = &o.clones[i];
 			int r;

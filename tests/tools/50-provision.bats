@@ -197,6 +197,32 @@ lv_names() {
 	[ $(( rw1 - rw0 )) -lt $(( 16 * 2048 )) ]
 }
 
+@test "provision --hydrate --new-uuid --json: the UUID goes through the dm-clone device; the device's copies are reported" {
+	vg_on dmtvg0 "$NS1"
+	golden_ext4 dmtvg0 32M
+	run -0 --separate-stderr "$DMCOPY" provision --golden /dev/dmtvg0/golden \
+		--vg dmtvg0 --count 2 --name 'h%d' --hydrate --new-uuid --json
+	echo "$output"
+	echo "$stderr"
+	local i u0 u
+	u0=$(blkid -o value -s UUID /dev/dmtvg0/golden)
+	mkdir "$BATS_TEST_TMPDIR/mnt1" "$BATS_TEST_TMPDIR/mnt2"
+	for i in 1 2; do
+		# hydrated over the dm-clone device: the whole image, the
+		# device's Copy moved it (copy_stat of the clone's LV)
+		[ "$(jq -r ".clones[$(( i - 1 ))] | [.state, .copied, .offloaded, .emulated] | join(\" \")" <<<"$output")" = "hydrated $(( 32 * MiB )) $(( 32 * MiB )) 0" ]
+		e2fsck -f -n "/dev/dmtvg0/h$i"
+		u=$(blkid -o value -s UUID "/dev/dmtvg0/h$i")
+		[ -n "$u" ] && [ "$u" != "$u0" ]
+		mount "/dev/dmtvg0/h$i" "$BATS_TEST_TMPDIR/mnt$i"
+		[ "$(ls "$BATS_TEST_TMPDIR/mnt$i/data" | wc -l)" = 300 ]
+	done
+	[ "$(blkid -o value -s UUID /dev/dmtvg0/h1)" != "$(blkid -o value -s UUID /dev/dmtvg0/h2)" ]
+	diff -r "$BATS_TEST_TMPDIR/mnt1" "$BATS_TEST_TMPDIR/mnt2"
+	[ "$(jq -r '.total.offloaded' <<<"$output")" = $(( 64 * MiB )) ]
+	[ "$(sha256sum </dev/dmtvg0/golden)" = "$GOLDEN_SUM" ]
+}
+
 @test "provision --hydrate: a clone is readable and writable while it hydrates; the writes stay" {
 	vg_on dmtvg0 "$NS1"
 	golden_ext4 dmtvg0 32M

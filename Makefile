@@ -107,7 +107,7 @@ bench: kernel modules helpers
 # test): thick clones, thin snapshots, offload vs no offload vs dd.
 demo: kernel modules helpers userspace
 	tests/vm/run --mem 2048 --timeout 3600 \
-		--nvme 4G,mssrl=2048,mcl=2048,msrc=1 -- tests/demo/provision-demo
+		--nvme 8G,mssrl=2048,mcl=2048,msrc=1 -- tests/demo/provision-demo
 
 clean:
 	-[ -f $(KERNEL_ENV) ] && . $(KERNEL_ENV) && $(MAKE) -C dm-copy KDIR=$$KERNEL_OBJ clean

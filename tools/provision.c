@@ -9,9 +9,12 @@
  * run's tag (--tag, default "dmcopy"), CLONE_TAG, and the tag PARTIAL_TAG
  * until its copy is complete, so that a re-run tells finished clones (kept) from
  * half-made ones (copied again) and from volumes it did not make (never
- * touched).
+ * touched). GOLDEN_TAG_PREFIX followed by the golden image's identity
+ * records what a clone was made from: a re-run with another golden image
+ * refuses to take clones of the first as its own.
  */
 #define _GNU_SOURCE
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -41,6 +44,7 @@
 #define PARTIAL_TAG	"dmcopy_partial"
 #define CLONE_TAG	"dmcopy_clone"
 #define HYDRATING_TAG	"dmcopy_hydrating"
+#define GOLDEN_TAG_PREFIX "dmcopy_golden:"
 #define HMETA_SUFFIX	"-hmeta"
 /* dm-clone's unit of hydration, sectors: 512 KiB */
 #define HYDRATE_REGION	1024U
@@ -90,6 +94,8 @@ struct clone {
 struct provision {
 	const char *golden, *vg, *pattern, *tag;
 	const char *thin_pool;		/* --thin: clones are its snapshots */
+	char golden_tag[160];		/* GOLDEN_TAG_PREFIX + its identity */
+	bool golden_known;		/* the golden image is there to name */
 	char origin[128];		/* their origin, a thin volume */
 	struct dmcopy_copy_report import; /* the golden image into it */
 	unsigned int count, jobs;
@@ -215,6 +221,79 @@ static bool has_tag(const struct lv *lv, const char *tag)
 			p++;
 	}
 	return false;
+}
+
+/* The first line of a sysfs file of block device @dev, "" if none. */
+static void sysfs_line(dev_t dev, const char *file, char *buf, size_t len)
+{
+	char path[128];
+	FILE *f;
+
+	buf[0] = '\0';
+	snprintf(path, sizeof(path), "/sys/dev/block/%u:%u/%s", major(dev),
+		 minor(dev), file);
+	f = fopen(path, "r");
+	if (!f)
+		return;
+	if (!fgets(buf, len, f))
+		buf[0] = '\0';
+	buf[strcspn(buf, "\n")] = '\0';
+	fclose(f);
+}
+
+/*
+ * The golden image's tag, from what stays the same across reboots and
+ * re-creation: a dm device's UUID (an LV keeps it through renames), else
+ * its dm name, else the disk's WWID, else the path given; what lvm does
+ * not take in a tag becomes '_'.
+ */
+static void golden_tag(const char *golden, char *tag, size_t len)
+{
+	char id[PATH_MAX] = "", *p;
+	struct stat st;
+
+	if (!stat(golden, &st) && S_ISBLK(st.st_mode)) {
+		sysfs_line(st.st_rdev, "dm/uuid", id, sizeof(id));
+		if (!id[0]) {
+			sysfs_line(st.st_rdev, "dm/name", id + 3,
+				   sizeof(id) - 3);
+			if (id[3])
+				memcpy(id, "dm:", 3);
+		}
+		if (!id[0])
+			sysfs_line(st.st_rdev, "wwid", id, sizeof(id));
+		if (!id[0])
+			sysfs_line(st.st_rdev, "device/wwid", id, sizeof(id));
+	}
+	if (!id[0])
+		snprintf(id, sizeof(id), "%s", golden);
+	for (p = id; *p; p++)
+		if (!isalnum((unsigned char)*p) && !strchr("_+.-/=!:&#", *p))
+			*p = '_';
+	snprintf(tag, len, "%s%s", GOLDEN_TAG_PREFIX, id);
+}
+
+/*
+ * Whether @lv was made from another golden image than @o's: it has a
+ * golden tag (clones of versions before it have none) and not @o's.
+ */
+static bool other_golden(const struct provision *o, const struct lv *lv,
+			 char *theirs, size_t len)
+{
+	const size_t n = strlen(GOLDEN_TAG_PREFIX);
+	const char *p = lv->tags;
+
+	if (has_tag(lv, o->golden_tag))
+		return false;
+	while (*p && strncmp(p, GOLDEN_TAG_PREFIX, n)) {
+		p = strchrnul(p, ',');
+		if (*p)
+			p++;
+	}
+	if (!*p)
+		return false;
+	snprintf(theirs, len, "%.*s", (int)strcspn(p, ","), p);
+	return true;
 }
 
 /*
@@ -410,7 +489,8 @@ static void parse_provision_options(int argc, char **argv, struct provision *o)
 	if (!lvm_word(o->tag))
 		usage_error("invalid tag '%s': letters, digits and _+.- only",
 			    o->tag);
-	if (!strcmp(o->tag, PARTIAL_TAG) || !strcmp(o->tag, CLONE_TAG))
+	if (!strcmp(o->tag, PARTIAL_TAG) || !strcmp(o->tag, CLONE_TAG) ||
+	    !strcmp(o->tag, HYDRATING_TAG))
 		usage_error("tag '%s' is one of dmcopy's own marks: choose another",
 			    o->tag);
 	if (o->show_progress && o->quiet)
@@ -567,21 +647,33 @@ out:
 	return ret;
 }
 
-/* The filesystem type libblkid finds on @path, "" when none. */
-static void fs_type(const char *path, char *type, size_t len)
+/* A superblock value (TYPE, UUID) libblkid finds on @path, "" if none. */
+static void fs_value(const char *path, const char *name, char *buf,
+		     size_t len)
 {
 	blkid_probe pr = blkid_new_probe_from_filename(path);
 	const char *v;
 
-	type[0] = '\0';
+	buf[0] = '\0';
 	if (!pr)
 		return;
 	blkid_probe_enable_superblocks(pr, 1);
-	blkid_probe_set_superblocks_flags(pr, BLKID_SUBLKS_TYPE);
+	blkid_probe_set_superblocks_flags(pr, BLKID_SUBLKS_TYPE |
+					  BLKID_SUBLKS_UUID);
 	if (!blkid_do_safeprobe(pr) &&
-	    !blkid_probe_lookup_value(pr, "TYPE", &v, NULL))
-		snprintf(type, len, "%s", v);
+	    !blkid_probe_lookup_value(pr, name, &v, NULL))
+		snprintf(buf, len, "%s", v);
 	blkid_free_probe(pr);
+}
+
+/* Whether the filesystems on @a and @b have one UUID. */
+static bool same_uuid(const char *a, const char *b)
+{
+	char ua[64], ub[64];
+
+	fs_value(a, "UUID", ua, sizeof(ua));
+	fs_value(b, "UUID", ub, sizeof(ub));
+	return ua[0] && !strcmp(ua, ub);
 }
 
 /*
@@ -594,7 +686,7 @@ static int new_uuid(struct clone *c, const char *dev)
 	char type[32];
 	int r;
 
-	fs_type(dev, type, sizeof(type));
+	fs_value(dev, "TYPE", type, sizeof(type));
 	if (!strcmp(type, "ext2") || !strcmp(type, "ext3") ||
 	    !strcmp(type, "ext4")) {
 		/* tune2fs wants a freshly checked filesystem for -U */
@@ -978,7 +1070,8 @@ static int thin_origin(struct provision *o, const struct lv *lvs, int nlvs)
 	char lv[300], size[32];
 	char *create[] = { "lvcreate", "-y", "-n", o->origin, "-V", size,
 			   "-T", lv, "--addtag", CLONE_TAG, "--addtag",
-			   PARTIAL_TAG, "--addtag", (char *)o->tag, NULL };
+			   PARTIAL_TAG, "--addtag", (char *)o->tag,
+			   "--addtag", o->golden_tag, NULL };
 	char *deltag[] = { "lvchange", "--deltag", PARTIAL_TAG, lv, NULL };
 	const struct lv *have;
 	struct dmcopy_ctx *ctx;
@@ -1081,7 +1174,8 @@ static void thin_clones(struct provision *o, bool *create_failed)
 	char origin[300];
 	char *create[] = { "lvcreate", "-y", "-s", "-kn", "-n", NULL,
 			   "--addtag", CLONE_TAG, "--addtag", PARTIAL_TAG,
-			   "--addtag", (char *)o->tag, origin, NULL };
+			   "--addtag", (char *)o->tag, "--addtag", o->golden_tag,
+			   origin, NULL };
 	unsigned int i;
 	int r;
 
@@ -1189,14 +1283,15 @@ static int hydrate_metadata(const struct provision *o, const struct clone *c)
  * from the golden image, writes go to the LV, and the rest is copied in
  * the background with dm-kcopyd (offloaded where the device copies).
  */
-static int hydrate_start(const struct provision *o, struct clone *c)
+static int hydrate_start(const struct provision *o, struct clone *c,
+			 bool paused)
 {
 	char table[1200];
 
 	snprintf(table, sizeof(table),
-		 "0 %" PRIu64 " clone /dev/%s/%s%s /dev/%s/%s %s %u",
+		 "0 %" PRIu64 " clone /dev/%s/%s%s /dev/%s/%s %s %u%s",
 		 o->size / 512, o->vg, c->name, HMETA_SUFFIX, o->vg, c->name,
-		 o->golden, HYDRATE_REGION);
+		 o->golden, HYDRATE_REGION, paused ? " 1 no_hydration" : "");
 	if (dmsetup("create", c->dm, table)) {
 		snprintf(c->error, sizeof(c->error),
 			 "dmsetup create %s (dm-clone) failed (see above)", c->dm);
@@ -1256,7 +1351,8 @@ static void hydrate_report(const struct provision *o, struct clone *c)
 {
 	const uint64_t region = (uint64_t)HYDRATE_REGION * 512;
 	uint64_t from = c->hydrated0 * region;
-	uint64_t offloaded = offloaded_into(c->path) - c->offloaded0;
+	uint64_t now = offloaded_into(c->path);
+	uint64_t offloaded = now > c->offloaded0 ? now - c->offloaded0 : 0;
 
 	c->rep.copied = from < o->size ? o->size - from : 0;
 	c->rep.offloaded = offloaded < c->rep.copied ? offloaded : c->rep.copied;
@@ -1386,7 +1482,8 @@ static void hydrate_clones(struct provision *o, bool *create_failed)
 	char *create[] = { "lvcreate", "-y", "-Wn", "-n", name,
 			   "-L", sizearg, "--addtag", CLONE_TAG,
 			   "--addtag", PARTIAL_TAG, "--addtag", HYDRATING_TAG,
-			   "--addtag", (char *)o->tag, vg, NULL };
+			   "--addtag", (char *)o->tag, "--addtag", o->golden_tag,
+			   vg, NULL };
 	struct timespec t0;
 	unsigned int i, pending = 0;
 	int kmsg = kmsg_open();
@@ -1397,6 +1494,7 @@ static void hydrate_clones(struct provision *o, bool *create_failed)
 	for (i = 0; i < o->count; i++) {
 		struct clone *c = &o->clones[i];
 		char meta[300], mapped[320];
+		bool earlier;
 
 		if (c->state != CLONE_NEW && c->state != CLONE_PARTIAL)
 			continue;
@@ -1429,26 +1527,48 @@ static void hydrate_clones(struct provision *o, bool *create_failed)
 		/* A re-run finds the metadata of the first, and goes on. */
 		snprintf(meta, sizeof(meta), "/dev/%s/%s%s", o->vg, c->name,
 			 HMETA_SUFFIX);
-		if (access(meta, F_OK) && hydrate_metadata(o, c)) {
+		earlier = !access(meta, F_OK);
+		if (!earlier && hydrate_metadata(o, c)) {
 			c->state = CLONE_NOT_CREATED;
 			snprintf(c->error, sizeof(c->error),
 				 "lvcreate of its metadata %s failed (see above)", meta);
 			*create_failed = true;
 			continue;
 		}
+		/*
+		 * An earlier run's progress is in the metadata (and its device
+		 * may still be there, stopped by a hydration error): read it
+		 * with hydration stopped, then (re)start hydration.
+		 */
 		c->offloaded0 = offloaded_into(c->path);
 		c->hydrated0 = 0;
 		dm_kernel_name(c->dm, c->kname, sizeof(c->kname));
-		if (c->kname[0] && !hydrate_progress(c))
-			c->hydrated0 = c->hydrated;	/* an earlier run's */
-		else if (!c->kname[0] && hydrate_start(o, c)) {
+		if (!c->kname[0] && hydrate_start(o, c, earlier)) {
 			c->state = CLONE_FAILED;
 			continue;
 		}
+		if (earlier) {
+			char *enable[] = { "dmsetup", "message", c->dm, "0",
+					   "enable_hydration", NULL };
+
+			if (hydrate_progress(c) || run(enable, NULL, 0)) {
+				c->state = CLONE_FAILED;
+				snprintf(c->error, sizeof(c->error),
+					 "cannot resume the hydration of %s (see above)",
+					 c->dm);
+				continue;
+			}
+			c->hydrated0 = c->hydrated;
+		}
 		dm_devno(c);
 		snprintf(mapped, sizeof(mapped), "/dev/mapper/%s", c->dm);
-		if (o->new_uuid && c->created && new_uuid(c, mapped)) {
+		/* also when an earlier run stopped before the new UUID */
+		if (o->new_uuid && (c->created || same_uuid(o->golden, mapped)) &&
+		    new_uuid(c, mapped)) {
 			c->state = CLONE_FAILED;
+			snprintf(c->error + strlen(c->error),
+				 sizeof(c->error) - strlen(c->error),
+				 "; /dev/mapper/%s hydrates on, usable", c->dm);
 			continue;
 		}
 		if (!o->json)
@@ -1563,9 +1683,24 @@ static int remove_clone(const char *vg, const struct lv *lvs, int nlvs,
 	return 0;
 }
 
+/*
+ * --rollback of a golden image that is there leaves what was made from
+ * another one: true when @lv may go.
+ */
+static bool may_roll_back(const struct provision *o, const struct lv *lv)
+{
+	char theirs[200];
+
+	if (!o->golden_known || !other_golden(o, lv, theirs, sizeof(theirs)))
+		return true;
+	warnx("keeping %s/%s: made from another golden image (%s, this one is %s)",
+	      o->vg, lv->name, theirs, o->golden_tag);
+	return false;
+}
+
 static int rollback(struct provision *o, const struct lv *lvs, int nlvs)
 {
-	unsigned int i, removed = 0;
+	unsigned int i, removed = 0, kept = 0;
 	int failed = 0;
 
 	for (i = 0; i < o->count; i++) {
@@ -1573,6 +1708,10 @@ static int rollback(struct provision *o, const struct lv *lvs, int nlvs)
 
 		if (!lv || !has_tag(lv, o->tag) || !has_tag(lv, CLONE_TAG))
 			continue;
+		if (!may_roll_back(o, lv)) {
+			kept++;
+			continue;
+		}
 		if (remove_clone(o->vg, lvs, nlvs, lv->name)) {
 			failed = 1;
 			continue;
@@ -1588,7 +1727,9 @@ static int rollback(struct provision *o, const struct lv *lvs, int nlvs)
 			 basename_of(o->golden));
 		lv = find_lv(lvs, nlvs, origin);
 		if (lv && has_tag(lv, o->tag) && has_tag(lv, CLONE_TAG)) {
-			if (lv_remove(o->vg, lv->name)) {
+			if (!may_roll_back(o, lv)) {
+				kept++;
+			} else if (lv_remove(o->vg, lv->name)) {
 				warnx("could not remove %s/%s (see above)", o->vg, lv->name);
 				failed = 1;
 			} else {
@@ -1597,7 +1738,7 @@ static int rollback(struct provision *o, const struct lv *lvs, int nlvs)
 			}
 		}
 	}
-	if (!removed && !failed)
+	if (!removed && !failed && !kept)
 		printf("nothing to remove: no clone named like '%s' with tag '%s' in %s\n",
 		       o->pattern, o->tag, o->vg);
 	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
@@ -1606,7 +1747,8 @@ static int rollback(struct provision *o, const struct lv *lvs, int nlvs)
 int cmd_provision(int argc, char **argv)
 {
 	struct provision o = { .tag = DEFAULT_TAG, .jobs = 1 };
-	char default_pattern[160], lvname[300], sizearg[32];
+	char default_pattern[160], lvname[300], sizearg[32], theirs[200];
+	struct stat st;
 	struct timespec t0;
 	struct totals t;
 	struct lv *lvs = NULL;
@@ -1645,6 +1787,8 @@ int cmd_provision(int argc, char **argv)
 
 	if (!o.rollback && golden_size(o.golden, &o.size))
 		goto out;
+	golden_tag(o.golden, o.golden_tag, sizeof(o.golden_tag));
+	o.golden_known = !stat(o.golden, &st) && S_ISBLK(st.st_mode);
 	nlvs = list_lvs(o.vg, &lvs);
 	if (nlvs < 0)
 		goto out;
@@ -1659,6 +1803,15 @@ int cmd_provision(int argc, char **argv)
 		const struct lv *lv = find_lv(lvs, nlvs, c->name);
 
 		if (!lv) {
+			char meta[300];
+
+			/* dm-clone would take its bitmap for the new clone's */
+			snprintf(meta, sizeof(meta), "%s%s", c->name, HMETA_SUFFIX);
+			if (o.hydrate && find_lv(lvs, nlvs, meta)) {
+				warnx("%s/%s exists without its clone %s: remove it first; nothing was changed",
+				      o.vg, meta, c->name);
+				goto out;
+			}
 			c->state = CLONE_NEW;
 			continue;
 		}
@@ -1667,13 +1820,34 @@ int cmd_provision(int argc, char **argv)
 			      o.vg, c->name, !has_tag(lv, CLONE_TAG) ? CLONE_TAG : o.tag);
 			goto out;
 		}
+		if (other_golden(&o, lv, theirs, sizeof(theirs))) {
+			warnx("%s/%s was made from another golden image (%s, this one is %s): deprovision it or choose another --name; nothing was changed",
+			      o.vg, c->name, theirs, o.golden_tag);
+			goto out;
+		}
 		if (lv->size < o.size) {
 			warnx("%s/%s (%" PRIu64 " bytes) is smaller than the golden image (%" PRIu64 " bytes); nothing was changed",
 			      o.vg, c->name, lv->size, o.size);
 			goto out;
 		}
 		c->state = has_tag(lv, PARTIAL_TAG) ? CLONE_PARTIAL : CLONE_DONE;
-		c->mode = lv->attr[0] == 'V' ? "thin" : "thick";
+		c->mode = lv->attr[0] == 'V' ? "thin" :
+			  o.hydrate ? "hydrate" : "thick";
+	}
+
+	/* --thin: the import of the golden image is that image's */
+	if (o.thin_pool && !thin_volume_at(&o, lvs, nlvs, o.golden)) {
+		char origin[128];
+		const struct lv *lv;
+
+		snprintf(origin, sizeof(origin), "%.100s-thin",
+			 basename_of(o.golden));
+		lv = find_lv(lvs, nlvs, origin);
+		if (lv && other_golden(&o, lv, theirs, sizeof(theirs))) {
+			warnx("%s/%s was imported from another golden image (%s, this one is %s): deprovision it and its clones first; nothing was changed",
+			      o.vg, origin, theirs, o.golden_tag);
+			goto out;
+		}
 	}
 
 	/* Clones of an earlier run may be inactive (a run killed in lvcreate,
@@ -1729,7 +1903,8 @@ int cmd_provision(int argc, char **argv)
 		char *lvcreate[] = { "lvcreate", "-y", "-Wn", "-n", lvname,
 				     "-L", sizearg, "--addtag", CLONE_TAG,
 				     "--addtag", PARTIAL_TAG,
-				     "--addtag", (char *)o.tag, (char *)o.vg,
+				     "--addtag", (char *)o.tag,
+				     "--addtag", o.golden_tag, (char *)o.vg,
 				     NULL };
 
 		/* lvcreate one after the other: they take the VG lock anyway. */

@@ -63,9 +63,17 @@ golden_ext4() {
 	GOLDEN_SUM=$(sha256sum <"/dev/$1/golden")
 }
 
-# lv_tags VG/LV: its tags, comma-separated.
+# lv_tags VG/LV: its tags, comma-separated, but for the golden image's
+# (golden_tag_of).
 lv_tags() {
-	lvm_cmd lvs --noheadings -o lv_tags "$1" | tr -d ' '
+	lvm_cmd lvs --noheadings -o lv_tags "$1" | tr -d ' ' | tr ',' '\n' |
+		grep -v '^dmcopy_golden:' | paste -sd,
+}
+
+# golden_tag_of VG/LV: the tag naming the golden image it was made from.
+golden_tag_of() {
+	lvm_cmd lvs --noheadings -o lv_tags "$1" | tr -d ' ' | tr ',' '\n' |
+		grep '^dmcopy_golden:'
 }
 
 # lv_names VG: the LV names of VG, sorted, on one line.
@@ -88,6 +96,8 @@ lv_names() {
 	for i in 1 2 3 4; do
 		[ "$(sha256sum <"/dev/dmtvg0/golden-clone$i")" = "$GOLDEN_SUM" ]
 		[ "$(lv_tags "dmtvg0/golden-clone$i")" = "dmcopy,dmcopy_clone" ]
+		# made from the golden LV, named by its dm UUID
+		[ "$(golden_tag_of "dmtvg0/golden-clone$i")" = "dmcopy_golden:$(dmsetup info -c --noheadings -o uuid dmtvg0-golden)" ]
 	done
 	[ "$(sha256sum </dev/dmtvg0/golden)" = "$GOLDEN_SUM" ]
 	# The report: every clone copied, verified and offloaded in full.
@@ -269,10 +279,17 @@ lv_names() {
 	[ -b /dev/mapper/dmcopy-dmtvg0-e1 ]
 	[[ "$(dmsetup status dmcopy-dmtvg0-e1)" == *" clone "* ]]
 	[[ "$(lv_tags dmtvg0/e1)" == *dmcopy_partial* ]]
+	# A re-run tries again: with the block readable it finishes.
+	dmsetup message dmt-dust 0 removebadblock 3000
+	run -0 timeout 300 "$DMCOPY" provision --golden /dev/mapper/dmt-dust --vg dmtvg0 --count 1 --name e%d --hydrate
+	echo "$output"
+	[[ $output == *"1 of 1 clones ready (1 made now)"* ]]
+	[ "$(sha256sum </dev/dmtvg0/e1)" = "$GOLDEN_SUM" ]
+	[ ! -e /dev/mapper/dmcopy-dmtvg0-e1 ]
+	[ "$(lv_tags dmtvg0/e1)" = "dmcopy,dmcopy_clone" ]
 	# deprovision takes the device down with the volumes.
 	run -0 "$DMCOPY" deprovision --vg dmtvg0 --tag dmcopy
 	echo "$output"
-	[ ! -e /dev/mapper/dmcopy-dmtvg0-e1 ]
 	[ "$(lv_names dmtvg0)" = "golden " ]
 }
 
@@ -287,6 +304,40 @@ lv_names() {
 	[[ $output == *"dmtvg0/golden-clone2 exists and is not a clone of an earlier run (no tag 'dmcopy_clone')"* ]]
 	[ "$(lv_names dmtvg0)" = "golden golden-clone2 " ]
 	[ "$(sha256sum </dev/dmtvg0/golden-clone2)" = "$before" ]
+}
+
+@test "a re-run with another golden image refuses the clones of the first, and changes nothing" {
+	vg_on dmtvg0 "$NS1"
+	golden_ext4 dmtvg0 16M
+	lvm_cmd lvcreate -y -L 64M -T dmtvg0/pool
+	run -0 "$DMCOPY" provision --golden /dev/dmtvg0/golden --vg dmtvg0 --count 2 --name 'c%d'
+	run -0 "$DMCOPY" provision --golden /dev/dmtvg0/golden --vg dmtvg0 --count 1 --name 't%d' --thin pool
+	# another image of the same name, in another volume group
+	vg_on dmtvg1 "$NS2"
+	lvm_cmd lvcreate -y -Wn -Zn -L 16M -n golden dmtvg1
+	random_file "$BATS_TEST_TMPDIR/other" $(( 16 * MiB ))
+	dev_write /dev/dmtvg1/golden 0 "$BATS_TEST_TMPDIR/other"
+	local lv uuid0 uuid1 sums
+	uuid0=$(dmsetup info -c --noheadings -o uuid dmtvg0-golden)
+	uuid1=$(dmsetup info -c --noheadings -o uuid dmtvg1-golden)
+	sums=$(for lv in c1 c2 t1 golden-thin; do sha256sum <"/dev/dmtvg0/$lv"; done)
+	run -1 "$DMCOPY" provision --golden /dev/dmtvg1/golden --vg dmtvg0 --count 3 --name 'c%d'
+	echo "$output"
+	[[ $output == *"dmtvg0/c1 was made from another golden image (dmcopy_golden:$uuid0, this one is dmcopy_golden:$uuid1): deprovision it or choose another --name; nothing was changed"* ]]
+	# nor is the first image's thin import taken for the second's
+	run -1 "$DMCOPY" provision --golden /dev/dmtvg1/golden --vg dmtvg0 --count 1 --name 'u%d' --thin pool
+	echo "$output"
+	[[ $output == *"dmtvg0/golden-thin was imported from another golden image (dmcopy_golden:$uuid0, this one is dmcopy_golden:$uuid1)"* ]]
+	# --rollback of the second image keeps what the first one made
+	run -0 "$DMCOPY" provision --golden /dev/dmtvg1/golden --vg dmtvg0 --count 2 --name 'c%d' --rollback
+	echo "$output"
+	[[ $output == *"keeping dmtvg0/c1: made from another golden image (dmcopy_golden:$uuid0"* ]]
+	[[ $output == *"keeping dmtvg0/c2: made from another golden image"* ]]
+	[ "$(lv_names dmtvg0)" = "c1 c2 golden golden-thin pool t1 " ]
+	[ "$sums" = "$(for lv in c1 c2 t1 golden-thin; do sha256sum <"/dev/dmtvg0/$lv"; done)" ]
+	for lv in c1 c2 t1 golden-thin; do
+		[ "$(golden_tag_of "dmtvg0/$lv")" = "dmcopy_golden:$uuid0" ]
+	done
 }
 
 @test "provision with a missing golden image or volume group: a clear error, nothing made" {

@@ -29,6 +29,6 @@ teardown() {
 	cat $r
 	! grep -q "not ok" $r
 	# Every case ran and passed (none skipped), then the suite.
-	[ "$(grep -cE '^ +ok [0-9]+ blk_copy_[a-z_]+_test$' $r)" = 9 ]
+	[ "$(grep -cE '^ +ok [0-9]+ blk_copy_[a-z_]+_test$' $r)" = 10 ]
 	grep -qx "ok 1 blk-copy" $r
 }

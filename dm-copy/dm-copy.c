@@ -17,13 +17,12 @@
  * Features:
  *
  *   mode auto|offload|emulate
- *       auto (the default): offload when source and destination are on
- *       one disk that copies, dm-kcopyd otherwise; offload: never
- *       dm-kcopyd, and refuse (BLK_STS_NOTSUPP, so the caller copies by
- *       reading and writing) a copy the disk below cannot take at all;
- *       chunks that disk refuses part way are read and written by the
- *       block layer below (blkdev_copy_offload()); emulate: always
- *       dm-kcopyd.
+ *       auto (the default): offer the copy to the devices below when
+ *       both take copies, and copy with dm-kcopyd whatever they did not
+ *       (all of it when they are two disks, or cannot copy); offload:
+ *       never dm-kcopyd, and refuse (BLK_STS_NOTSUPP, so the caller
+ *       copies by reading and writing) a copy the disk below did not
+ *       copy whole; emulate: always dm-kcopyd.
  *   max_copy_bytes <bytes>
  *       the largest copy the device takes in one request (its
  *       queue/copy_max_hw_bytes), a multiple of the logical block size of
@@ -35,8 +34,8 @@
  *   <emulated bytes> <errors> <copies in flight>
  *
  * A copy counts as offloaded when the device below copied all of it, as
- * emulated otherwise (dm-kcopyd, or the block layer reading and writing
- * what the device below refused); errors counts copies that failed.
+ * emulated otherwise (dm-kcopyd copied all or the rest of it; its bytes
+ * count where they were copied); errors counts copies that failed.
  *
  * Messages: "mode auto|offload|emulate", "stats reset".
  */
@@ -58,7 +57,7 @@
 #define COPY_DEFAULT_MAX_BYTES	(8U << 20)
 
 DECLARE_DM_KCOPYD_THROTTLE_WITH_MODULE_PARM(kcopyd_throttle,
-	"Percentage of time dm-kcopyd may use the disks for emulated copies");
+					    "Percentage of time dm-kcopyd may use the disks");
 
 enum copy_mode {
 	COPY_MODE_AUTO,
@@ -113,9 +112,9 @@ struct copy_io {
 	sector_t src_sector;		/* on src_bdev */
 	sector_t dst_sector;		/* on cc->dev */
 	sector_t nr_sectors;
+	enum copy_mode mode;		/* when the copy started */
 	u64 offloaded;			/* bytes the device below copied */
-	u64 copied;			/* by blkdev_copy_offload() */
-	int error;			/* of blkdev_copy_offload() */
+	u64 copied;			/* from the start, by the device below */
 	/* the end of an offloaded copy; the flush after a FUA copy */
 	struct work_struct work;
 };
@@ -461,17 +460,18 @@ static void copy_kcopyd_done(int read_err, unsigned long write_err,
 	}
 }
 
-static void copy_emulate(struct copy_io *io)
+/* Copy with dm-kcopyd, under its throttle, from @done sectors on. */
+static void copy_emulate(struct copy_io *io, sector_t done)
 {
 	struct dm_io_region from = {
 		.bdev = io->src_bdev,
-		.sector = io->src_sector,
-		.count = io->nr_sectors,
+		.sector = io->src_sector + done,
+		.count = io->nr_sectors - done,
 	};
 	struct dm_io_region to = {
 		.bdev = io->cc->dev->bdev,
-		.sector = io->dst_sector,
-		.count = io->nr_sectors,
+		.sector = io->dst_sector + done,
+		.count = io->nr_sectors - done,
 	};
 
 	/*
@@ -482,20 +482,27 @@ static void copy_emulate(struct copy_io *io)
 		       copy_kcopyd_done, io);
 }
 
+/*
+ * The devices below copied what they could: all of it, or a part from the
+ * start up to a chunk they refused or failed (another disk, a boundary of
+ * a stacked device, an error). The rest is dm-kcopyd's, or in mode offload
+ * the caller's: the bio is refused, and its caller reads and writes it.
+ */
 static void copy_offload_end(struct work_struct *work)
 {
 	struct copy_io *io = container_of(work, struct copy_io, work);
 
-	if (io->copied != (u64)io->nr_sectors << SECTOR_SHIFT) {
-		DMERR_LIMIT("%pg: copy of %llu sectors to %llu failed after %llu bytes: %d",
-			    io->cc->dev->bdev, (unsigned long long)io->nr_sectors,
-			    (unsigned long long)io->dst_sector, io->copied,
-			    io->error);
-		copy_end_io(io, errno_to_blk_status(io->error ?: -EIO));
-	} else if (io->bio->bi_opf & REQ_FUA) {
-		copy_fua_work(work);
+	if (io->copied == (u64)io->nr_sectors << SECTOR_SHIFT) {
+		if (io->bio->bi_opf & REQ_FUA)
+			copy_fua_work(work);
+		else
+			copy_end_io(io, BLK_STS_OK);
+	} else if (io->mode == COPY_MODE_OFFLOAD) {
+		copy_end_io(io, BLK_STS_NOTSUPP);
 	} else {
-		copy_end_io(io, BLK_STS_OK);
+		/* Counted as copied by the device only up to where it stopped. */
+		io->offloaded = io->copied;
+		copy_emulate(io, io->copied >> SECTOR_SHIFT);
 	}
 }
 
@@ -511,26 +518,26 @@ static void copy_offload_done(void *private, const struct blk_copy_result *res)
 
 	io->offloaded = res->offloaded;
 	io->copied = res->copied;
-	io->error = res->error;
 	INIT_WORK(&io->work, copy_offload_end);
 	queue_work(copy_wq, &io->work);
 }
 
 /*
- * Offload to the disk below: blkdev_copy_offload() sends copies to it and
- * reads and writes only what it refuses. Called in process context, may
- * sleep; false when the copy could not be started.
+ * Offer the copy to the devices below: blkdev_copy_offload_only() has the
+ * disk copy when both ranges end up on one disk that copies, and never
+ * reads or writes. Called in process context, may sleep; false when the
+ * copy could not be started.
  */
 static bool copy_offload(struct copy_io *io)
 {
 	ssize_t r;
 
-	r = blkdev_copy_offload(io->src_bdev,
-				(loff_t)io->src_sector << SECTOR_SHIFT,
-				io->cc->dev->bdev,
-				(loff_t)io->dst_sector << SECTOR_SHIFT,
-				(size_t)io->nr_sectors << SECTOR_SHIFT,
-				copy_offload_done, io, GFP_NOIO);
+	r = blkdev_copy_offload_only(io->src_bdev,
+				     (loff_t)io->src_sector << SECTOR_SHIFT,
+				     io->cc->dev->bdev,
+				     (loff_t)io->dst_sector << SECTOR_SHIFT,
+				     (size_t)io->nr_sectors << SECTOR_SHIFT,
+				     copy_offload_done, io, GFP_NOIO);
 	return r == -EIOCBQUEUED;
 }
 
@@ -568,6 +575,7 @@ static int copy_serve(struct dm_target *ti, struct bio *bio)
 	io->src_sector = src->start + sector - src->begin;
 	io->dst_sector = copy_map_sector(ti, bio->bi_iter.bi_sector);
 	io->nr_sectors = bio_sectors(bio);
+	io->mode = mode;
 	io->offloaded = 0;
 
 	if (io->src_bdev->bd_disk == dst_bdev->bd_disk) {
@@ -579,8 +587,12 @@ static int copy_serve(struct dm_target *ti, struct bio *bio)
 			return copy_refuse(bio, BLK_STS_INVAL);
 	}
 
+	/*
+	 * Also between two devices below, when both copy: two volumes of one
+	 * disk pass both halves to it, which their token tells.
+	 */
 	offload = mode != COPY_MODE_EMULATE &&
-		  io->src_bdev->bd_disk == dst_bdev->bd_disk &&
+		  bdev_max_copy_sectors(io->src_bdev) &&
 		  bdev_max_copy_sectors(dst_bdev);
 	atomic_inc(&cc->inflight);
 	if (offload && copy_offload(io))
@@ -589,7 +601,7 @@ static int copy_serve(struct dm_target *ti, struct bio *bio)
 		/* The caller copies it instead, by reading and writing. */
 		copy_end_io(io, BLK_STS_NOTSUPP);
 	else
-		copy_emulate(io);
+		copy_emulate(io, 0);
 	return DM_MAPIO_SUBMITTED;
 }
 

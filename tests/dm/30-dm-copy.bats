@@ -169,6 +169,61 @@ copy_counters() {
 	[ "$(dmsetup status dmt-c | sed -n 1p | cut -d' ' -f5-10)" = "0 0 1 $(( 3 * MiB + 512 )) 0 0" ]
 }
 
+@test "two copy targets over two dm-linear volumes of one disk: offloaded through both" {
+	nullb_load copy_max_bytes=$MiB
+	linear dmt-a /dev/nullb0 32 64
+	linear dmt-b /dev/nullb0 200 64
+	dm_create dmt-c "0 $(( 64 * SECTORS_PER_MIB )) copy /dev/mapper/dmt-a 0" \
+		"$(( 64 * SECTORS_PER_MIB )) $(( 64 * SECTORS_PER_MIB )) copy /dev/mapper/dmt-b 0"
+	local d=$BATS_TEST_TMPDIR len=$(( 3 * MiB ))
+	random_file "$d/src" $len
+	dev_write /dev/mapper/dmt-c $(( 8 * MiB )) "$d/src"
+	rw_mark /dev/nullb0
+	run "$COPY_RANGE" -d /dev/mapper/dmt-c $(( 8 * MiB )) /dev/mapper/dmt-c $(( 70 * MiB )) $len
+	[ "$output" = "copied=$len" ]
+	[ "$(rw_since)" = "0 0" ]
+	dev_expect /dev/nullb0 $(( 206 * MiB )) "$d/src"
+	[ "$(dmsetup status dmt-c | sed -n 2p | cut -d' ' -f5-10)" = "1 $len 0 0 0 0" ]
+	copy_and_verify /dev/mapper/dmt-c $(( 100 * MiB )) /dev/mapper/dmt-c $(( 2 * MiB )) $(( 5 * MiB ))
+	[ "$(dmsetup status dmt-c | sed -n 1p | cut -d' ' -f5-10)" = "1 $(( 5 * MiB )) 0 0 0 0" ]
+}
+
+@test "the disk below refuses part of a copy: auto copies the rest with dm-kcopyd, offload refuses it whole" {
+	nullb_load copy_max_bytes=$MiB
+	# Two segments of one disk: a copy chunk across their boundary (at
+	# 64 MiB) is refused by dm below the copy target.
+	dm_create dmt-low "0 $(( 64 * SECTORS_PER_MIB )) linear /dev/nullb0 $(( 32 * SECTORS_PER_MIB ))" \
+		"$(( 64 * SECTORS_PER_MIB )) $(( 64 * SECTORS_PER_MIB )) linear /dev/nullb0 $(( 200 * SECTORS_PER_MIB ))"
+	copy_dev dmt-c /dev/mapper/dmt-low 0 128
+	local d=$BATS_TEST_TMPDIR len=$(( 2 * MiB )) dst=$(( 62 * MiB + MiB / 2 ))
+	random_file "$d/src" $len
+	dev_write /dev/mapper/dmt-c $(( 8 * MiB )) "$d/src"
+	rw_mark /dev/nullb0
+	copy_mark /dev/mapper/dmt-low
+	run "$COPY_RANGE" -d /dev/mapper/dmt-c $(( 8 * MiB )) /dev/mapper/dmt-c $dst $len
+	[ "$output" = "copied=$len" ]
+	# The first MiB (one chunk of dmt-low) copied below, the second read
+	# and written by dm-kcopyd: one copy, counted as emulated.
+	[ "$(rw_since)" = "$SECTORS_PER_MIB $SECTORS_PER_MIB" ]
+	[ "$(copy_counters dmt-c)" = "0 $MiB 1 $MiB 0 0" ]
+	dev_expect /dev/mapper/dmt-c $dst "$d/src"
+	[ "$(copy_stat_since offloaded_bytes)" = $MiB ]
+	# Offered only: dmt-low neither emulated nor counts a failure.
+	[ "$(copy_stat_since emulated_bytes)" = 0 ]
+	[ "$(copy_stat_since failed_copies)" = 0 ]
+	copy_and_verify /dev/mapper/dmt-c $(( 8 * MiB )) /dev/mapper/dmt-c $dst $len
+
+	# mode offload: never dm-kcopyd. The bio is refused and the block
+	# layer above dm-copy reads and writes the whole of it.
+	dmsetup message dmt-c 0 mode offload
+	dmsetup message dmt-c 0 stats reset
+	copy_mark /dev/mapper/dmt-c
+	copy_and_verify /dev/mapper/dmt-c $(( 8 * MiB )) /dev/mapper/dmt-c $dst $len
+	[ "$(copy_counters dmt-c)" = "0 0 0 0 0 0" ]
+	[ "$(copy_stat_since emulated_bytes)" = $len ]
+	[ "$(copy_stat_since offloaded_bytes)" = 0 ]
+}
+
 @test "the status counters add up over many copies; stats reset zeroes them" {
 	nullb_load copy_max_bytes=$MiB
 	copy_dev dmt-c /dev/nullb0 16 512 max_copy_bytes $MiB

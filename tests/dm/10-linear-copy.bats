@@ -311,3 +311,62 @@ copy_stream() {
 	)
 	[ "$mixed" = 0 ]
 }
+
+# swap_test RELOAD: copy 64 KiB inside dmt-a over a null_blk that completes
+# every command 2 s late; while the source half is in flight, suspend the
+# device (which waits for it, so the destination half waits in dm for the
+# resume), reload the same table if RELOAD is 1, and resume. Checks the
+# data and the bytes around the destination; sets SWAP_RW to the sectors
+# null_blk read and wrote for the copy and SWAP_OFFLOADED to the bytes
+# dmt-a's copy_stat counts as offloaded.
+swap_test() {
+	local reload=$1 len=65536 base=$MiB
+	# source, 64 KiB before the destination, destination, 64 KiB after:
+	# written and read back in one piece each, since every command takes
+	# 2 s.
+	local src=$base dst=$(( base + 2 * len ))
+	local table="0 $(( 64 * SECTORS_PER_MIB )) linear /dev/nullb0 $(( 8 * SECTORS_PER_MIB ))"
+	local d=$BATS_TEST_TMPDIR i pid
+
+	nullb_load copy_max_bytes=$MiB irqmode=2 completion_nsec=2000000000
+	dmsetup create dmt-a --table "$table"
+	random_file "$d/area" $(( 4 * len ))
+	dev_write /dev/mapper/dmt-a $base "$d/area"
+	# What the area must hold after the copy.
+	{ head -c $(( 2 * len )) "$d/area"; head -c $len "$d/area"
+	  tail -c $len "$d/area"; } >"$d/expect"
+	rw_mark /dev/nullb0
+	copy_mark /dev/mapper/dmt-a
+
+	"$COPY_RANGE" -d /dev/mapper/dmt-a $src /dev/mapper/dmt-a $dst $len >"$d/out" 2>&1 &
+	pid=$!
+	# The source half has reached null_blk: in flight there for 2 s.
+	for i in $(seq 1 300); do
+		[ "$(awk '{ print $1 + $2 }' /sys/block/nullb0/inflight)" = 0 ] || break
+		sleep 0.01
+	done
+	[ "$i" -lt 300 ] || fail "the copy never reached null_blk"
+	dmsetup suspend dmt-a
+	[ "$reload" = 0 ] || dmsetup reload dmt-a --table "$table"
+	dmsetup resume dmt-a
+	wait $pid
+	[ "$(cat "$d/out")" = "copied=$len" ] || fail "copy-range: $(cat "$d/out")"
+	SWAP_RW=$(rw_since)
+	SWAP_OFFLOADED=$(copy_stat_since offloaded_bytes)
+	dev_expect /dev/mapper/dmt-a $base "$d/expect"
+}
+
+@test "suspend and resume between the halves of a copy, no new table: still offloaded" {
+	swap_test 0
+	[ "$SWAP_RW" = "0 0" ]
+	[ "$SWAP_OFFLOADED" = 65536 ]
+}
+
+@test "a table swapped between the halves of a copy: the old table's token is refused, the copy emulated" {
+	swap_test 1
+	# The destination half came after the swap: refused by dm, so the
+	# block layer read and wrote the 64 KiB through the new table.
+	[ "$SWAP_RW" = "128 128" ]
+	[ "$SWAP_OFFLOADED" = 0 ]
+	[ "$(copy_stat_since emulated_bytes)" = 65536 ]
+}

@@ -1319,26 +1319,21 @@ static void dm_devno(struct clone *c)
 
 /*
  * Bytes the device copied into @path by offload so far: offloaded_bytes of
- * its disk's copy_stat (dm-clone hydrates through dm-kcopyd, which offloads
- * into the clone's LV). 0 when the kernel has no copy_stat.
+ * its disk's copy_stat (dm-clone hydrates through dm-kcopyd, which offers
+ * copies to the device below the clone's LV). 0 when the kernel has no
+ * copy_stat.
  */
 static uint64_t offloaded_into(const char *path)
 {
-	uint64_t copies = 0, bytes = 0;
-	char stat_path[64];
-	struct stat st;
-	FILE *f;
+	struct dmcopy_ctx *ctx = new_ctx();
+	struct dmcopy_caps caps;
+	uint64_t bytes = 0;
 
-	if (stat(path, &st) || !S_ISBLK(st.st_mode))
-		return 0;
-	snprintf(stat_path, sizeof(stat_path), "/sys/dev/block/%u:%u/copy_stat",
-		 major(st.st_rdev), minor(st.st_rdev));
-	f = fopen(stat_path, "r");
-	if (!f)
-		return 0;
-	if (fscanf(f, "%" SCNu64 " %" SCNu64, &copies, &bytes) != 2)
-		bytes = 0;
-	fclose(f);
+	if (!dmcopy_device_caps(ctx, path, &caps)) {
+		bytes = caps.offloaded_bytes;
+		dmcopy_caps_release(&caps);
+	}
+	dmcopy_free(ctx);
 	return bytes;
 }
 

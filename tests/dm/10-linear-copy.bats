@@ -36,16 +36,11 @@ teardown() {
 	linear dmt-a /dev/vda 16 64
 	[ "$(dm_queue dmt-a copy_max_hw_bytes)" = 0 ]
 	[ "$(dm_queue dmt-a copy_max_bytes)" = 0 ]
-	local d=$BATS_TEST_TMPDIR len=$(( 2 * MiB ))
-	random_file "$d/src" $len
-	dev_write /dev/mapper/dmt-a $(( 1 * MiB )) "$d/src"
+	local len=$(( 2 * MiB ))
 	copy_mark /dev/mapper/dmt-a
-	rw_mark /dev/vda
-	run "$COPY_RANGE" -d /dev/mapper/dmt-a $(( 1 * MiB )) /dev/mapper/dmt-a $(( 20 * MiB )) $len
-	[ "$output" = "copied=$len" ]
-	[ "$(rw_since)" = "$(( len / 512 )) $(( len / 512 ))" ]
+	copy_and_verify -r /dev/vda /dev/mapper/dmt-a $(( 1 * MiB )) /dev/mapper/dmt-a $(( 20 * MiB )) $len
+	[ "$COPY_RW" = "$(( len / 512 )) $(( len / 512 ))" ]
 	[ "$(copy_stat_since emulated_bytes)" = $len ]
-	dev_expect /dev/mapper/dmt-a $(( 20 * MiB )) "$d/src"
 	copy_and_verify /dev/mapper/dmt-a $(( 4 * MiB )) /dev/mapper/dmt-a $(( 40 * MiB )) $(( MiB + 512 ))
 }
 
@@ -60,18 +55,13 @@ teardown() {
 	linear dmt-a /dev/nullb0 16 512
 	local len=$(( 5 * MiB + 4096 ))
 	copy_mark /dev/mapper/dmt-a
-	random_file "$BATS_TEST_TMPDIR/src" $len
-	dev_write /dev/mapper/dmt-a $(( 4 * MiB )) "$BATS_TEST_TMPDIR/src"
-	rw_mark /dev/nullb0
-	run "$COPY_RANGE" -d /dev/mapper/dmt-a $(( 4 * MiB )) /dev/mapper/dmt-a $(( 200 * MiB )) $len
-	[ "$output" = "copied=$len" ]
-	[ "$(rw_since)" = "0 0" ]
-	dev_expect /dev/mapper/dmt-a $(( 200 * MiB )) "$BATS_TEST_TMPDIR/src"
+	copy_and_verify -r /dev/nullb0 /dev/mapper/dmt-a $(( 4 * MiB )) /dev/mapper/dmt-a $(( 200 * MiB )) $len
+	[ "$COPY_RW" = "0 0" ]
 	# And where dm-linear put it on the disk.
 	dev_expect /dev/nullb0 $(( 216 * MiB )) "$BATS_TEST_TMPDIR/src"
 	[ "$(copy_stat_since offloaded_bytes)" = $len ]
 	[ "$(copy_stat_since emulated_bytes)" = 0 ]
-	# The full check, with the bytes around the destination.
+	# Not a whole number of pages.
 	copy_and_verify /dev/mapper/dmt-a $(( 1 * MiB )) /dev/mapper/dmt-a $(( 300 * MiB )) $(( 3 * MiB + 512 ))
 }
 
@@ -162,15 +152,9 @@ xfs_copy_range_dmt_a() {
 	linear dmt-a /dev/nullb0 16 128
 	linear dmt-b /dev/nullb0 400 128
 	copy_mark /dev/mapper/dmt-b
-	rw_mark /dev/nullb0
-	local d=$BATS_TEST_TMPDIR len=$(( 6 * MiB + 8192 ))
-	random_file "$d/src" $len
-	dev_write /dev/mapper/dmt-a $(( 2 * MiB )) "$d/src"
-	rw_mark /dev/nullb0
-	run "$COPY_RANGE" -d /dev/mapper/dmt-a $(( 2 * MiB )) /dev/mapper/dmt-b $(( 20 * MiB )) $len
-	[ "$output" = "copied=$len" ]
-	[ "$(rw_since)" = "0 0" ]
-	dev_expect /dev/mapper/dmt-b $(( 20 * MiB )) "$d/src"
+	local len=$(( 6 * MiB + 8192 ))
+	copy_and_verify -r /dev/nullb0 /dev/mapper/dmt-a $(( 2 * MiB )) /dev/mapper/dmt-b $(( 20 * MiB )) $len
+	[ "$COPY_RW" = "0 0" ]
 	[ "$(copy_stat_since offloaded_bytes)" = $len ]
 	copy_and_verify /dev/mapper/dmt-b $(( 1 * MiB )) /dev/mapper/dmt-a $(( 60 * MiB )) $(( 2 * MiB ))
 }
@@ -191,15 +175,10 @@ xfs_copy_range_dmt_a() {
 	linear dmt-top /dev/mapper/dmt-low 16 128
 	[ "$(dm_queue dmt-top copy_max_hw_bytes)" = $MiB ]
 	copy_mark /dev/mapper/dmt-top
-	rw_mark /dev/nullb0
-	local d=$BATS_TEST_TMPDIR len=$(( 3 * MiB ))
-	random_file "$d/src" $len
-	dev_write /dev/mapper/dmt-top 0 "$d/src"
-	rw_mark /dev/nullb0
-	run "$COPY_RANGE" -d /dev/mapper/dmt-top 0 /dev/mapper/dmt-top $(( 64 * MiB )) $len
-	[ "$output" = "copied=$len" ]
-	[ "$(rw_since)" = "0 0" ]
-	dev_expect /dev/nullb0 $(( (32 + 16 + 64) * MiB )) "$d/src"
+	local len=$(( 3 * MiB ))
+	copy_and_verify -r /dev/nullb0 /dev/mapper/dmt-top 0 /dev/mapper/dmt-top $(( 64 * MiB )) $len
+	[ "$COPY_RW" = "0 0" ]
+	dev_expect /dev/nullb0 $(( (32 + 16 + 64) * MiB )) "$BATS_TEST_TMPDIR/src"
 	[ "$(copy_stat_since offloaded_bytes)" = $len ]
 }
 
@@ -240,26 +219,12 @@ xfs_copy_range_dmt_a() {
 	[ "$(copy_stat_since offloaded_bytes)" = $(( 2 * MiB )) ]
 }
 
-# copy_stream DEV N LEN: N copies of LEN bytes inside DEV, one after the
-# other, each from its own random source; each result in $D/stream.N.
-copy_stream() {
-	local dev=$1 n=$2 len=$3 i
-	for i in $(seq 1 "$n"); do
-		"$COPY_RANGE" -d "$dev" $(( i * 4 * MiB )) "$dev" $(( (100 + i * 4) * MiB )) "$len" \
-			>"$D/stream.$i" 2>&1
-	done
-}
-
 @test "suspend/resume and reloads in the middle of a stream of copies lose and corrupt nothing" {
 	nullb_load copy_max_bytes=$(( 64 * 1024 ))
-	D=$BATS_TEST_TMPDIR
 	local n=16 len=$(( 3 * MiB )) i table
 	table="0 $(( 256 * SECTORS_PER_MIB )) linear /dev/nullb0 $(( 8 * SECTORS_PER_MIB ))"
 	dmsetup create dmt-a --table "$table"
-	for i in $(seq 1 $n); do
-		random_file "$D/src.$i" $len
-		dev_write /dev/mapper/dmt-a $(( i * 4 * MiB )) "$D/src.$i"
-	done
+	stream_setup /dev/mapper/dmt-a $n $len
 	copy_stream /dev/mapper/dmt-a $n $len &
 	local pid=$!
 	for i in $(seq 1 10); do
@@ -270,11 +235,7 @@ copy_stream() {
 		dmsetup resume dmt-a
 	done
 	wait $pid
-	for i in $(seq 1 $n); do
-		[ "$(cat "$D/stream.$i")" = "copied=$len" ] || fail "copy $i: $(cat "$D/stream.$i")"
-		dev_expect /dev/mapper/dmt-a $(( (100 + i * 4) * MiB )) "$D/src.$i"
-		dev_expect /dev/mapper/dmt-a $(( i * 4 * MiB )) "$D/src.$i"
-	done
+	stream_check /dev/mapper/dmt-a $n $len
 }
 
 @test "a reload that moves the source between the halves of a copy: the new data is copied" {

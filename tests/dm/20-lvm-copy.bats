@@ -43,16 +43,11 @@ lv() {
 	lv dmtvg0 a 64M /dev/nullbv0
 	lv dmtvg0 b 64M /dev/nullbv0
 	[ "$(dm_queue dmtvg0-a copy_max_hw_bytes)" = $MiB ]
-	local d=$BATS_TEST_TMPDIR len=$(( 10 * MiB + 4096 ))
-	random_file "$d/src" $len
-	dev_write /dev/mapper/dmtvg0-a $(( 4 * MiB )) "$d/src"
+	local len=$(( 10 * MiB + 4096 ))
 	copy_mark /dev/mapper/dmtvg0-b
-	rw_mark /dev/nullbv0
-	run "$COPY_RANGE" -d /dev/mapper/dmtvg0-a $(( 4 * MiB )) /dev/mapper/dmtvg0-b $(( 30 * MiB )) $len
-	[ "$output" = "copied=$len" ]
-	[ "$(rw_since)" = "0 0" ]
+	copy_and_verify -r /dev/nullbv0 /dev/mapper/dmtvg0-a $(( 4 * MiB )) /dev/mapper/dmtvg0-b $(( 30 * MiB )) $len
+	[ "$COPY_RW" = "0 0" ]
 	[ "$(copy_stat_since offloaded_bytes)" = $len ]
-	dev_expect /dev/mapper/dmtvg0-b $(( 30 * MiB )) "$d/src"
 	copy_and_verify /dev/mapper/dmtvg0-b $(( 1 * MiB )) /dev/mapper/dmtvg0-a $(( 40 * MiB )) $(( 3 * MiB ))
 }
 
@@ -84,15 +79,10 @@ lv() {
 	vg_on dmtvg1 /dev/$ns
 	lv dmtvg1 golden 128M /dev/$ns
 	lv dmtvg1 clone 128M /dev/$ns
-	local d=$BATS_TEST_TMPDIR len=$(( 16 * MiB ))
-	random_file "$d/src" $len
-	dev_write /dev/mapper/dmtvg1-golden 0 "$d/src"
+	local len=$(( 16 * MiB ))
 	copy_mark /dev/mapper/dmtvg1-clone
-	rw_mark /dev/$ns
-	run "$COPY_RANGE" -d /dev/mapper/dmtvg1-golden 0 /dev/mapper/dmtvg1-clone $(( 64 * MiB )) $len
-	[ "$output" = "copied=$len" ]
-	[ "$(rw_since)" = "0 0" ]
+	copy_and_verify -r /dev/$ns /dev/mapper/dmtvg1-golden 0 /dev/mapper/dmtvg1-clone $(( 64 * MiB )) $len
+	[ "$COPY_RW" = "0 0" ]
 	[ "$(copy_stat_since offloaded_bytes)" = $len ]
-	dev_expect /dev/mapper/dmtvg1-clone $(( 64 * MiB )) "$d/src"
 	copy_and_verify /dev/mapper/dmtvg1-golden $(( 20 * MiB )) /dev/mapper/dmtvg1-clone $(( 4 * MiB )) $(( 5 * MiB + 4096 ))
 }

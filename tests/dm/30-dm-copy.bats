@@ -51,14 +51,10 @@ copy_counters() {
 	copy_dev dmt-c /dev/nullb0 16 512
 	# Its own limit, larger than null_blk's.
 	[ "$(dm_queue dmt-c copy_max_hw_bytes)" = $(( 8 * MiB )) ]
-	local d=$BATS_TEST_TMPDIR len=$(( 6 * MiB + 4096 ))
-	random_file "$d/src" $len
-	dev_write /dev/mapper/dmt-c $(( 2 * MiB )) "$d/src"
-	rw_mark /dev/nullb0
-	run "$COPY_RANGE" -d /dev/mapper/dmt-c $(( 2 * MiB )) /dev/mapper/dmt-c $(( 100 * MiB )) $len
-	[ "$output" = "copied=$len" ]
-	[ "$(rw_since)" = "0 0" ]
-	dev_expect /dev/nullb0 $(( 116 * MiB )) "$d/src"
+	local len=$(( 6 * MiB + 4096 ))
+	copy_and_verify -r /dev/nullb0 /dev/mapper/dmt-c $(( 2 * MiB )) /dev/mapper/dmt-c $(( 100 * MiB )) $len
+	[ "$COPY_RW" = "0 0" ]
+	dev_expect /dev/nullb0 $(( 116 * MiB )) "$BATS_TEST_TMPDIR/src"
 	# One copy request (6 MiB + 4 KiB < 8 MiB), offloaded.
 	[ "$(copy_counters dmt-c)" = "1 $len 0 0 0 0" ]
 	[ "$(dm_status_field dmt-c 1)" = auto ]
@@ -70,14 +66,10 @@ copy_counters() {
 	nullb_load copy_max_bytes=$MiB
 	copy_dev dmt-c /dev/nullb0 16 512 mode emulate
 	local len=$(( 3 * MiB ))
-	rw_mark /dev/nullb0
-	copy_and_verify /dev/mapper/dmt-c $(( 2 * MiB )) /dev/mapper/dmt-c $(( 100 * MiB )) $len
+	copy_and_verify -r /dev/nullb0 /dev/mapper/dmt-c $(( 2 * MiB )) /dev/mapper/dmt-c $(( 100 * MiB )) $len
 	[ "$(copy_counters dmt-c)" = "0 0 1 $len 0 0" ]
-	# dm-kcopyd read and wrote it (and copy_and_verify its patterns).
-	local -a rw
-	read -r -a rw <<<"$(rw_since)"
-	[ "${rw[0]}" -ge $(( len / 512 )) ]
-	[ "${rw[1]}" -ge $(( len / 512 )) ]
+	# dm-kcopyd read and wrote it, once.
+	[ "$COPY_RW" = "$(( len / 512 )) $(( len / 512 ))" ]
 }
 
 @test "over null_blk, mode offload: offloaded" {
@@ -115,24 +107,15 @@ copy_counters() {
 	ns=$(qemu_ns 1)
 	[ "$(cat /sys/block/$ns/queue/copy_max_hw_bytes)" -gt 0 ] ||
 		fail "QEMU's NVMe namespace 1 reports no copy limit (copy_max_hw_bytes 0)"
-	local d=$BATS_TEST_TMPDIR len=$(( 4 * MiB ))
-	local -a rw
+	local len=$(( 4 * MiB ))
 	for mode in auto offload emulate; do
 		copy_dev dmt-c /dev/$ns 64 256 mode $mode
-		random_file "$d/src" $len
-		dev_write /dev/mapper/dmt-c 0 "$d/src"
-		rw_mark /dev/$ns
-		run "$COPY_RANGE" -d /dev/mapper/dmt-c 0 /dev/mapper/dmt-c $(( 128 * MiB )) $len
-		[ "$output" = "copied=$len" ]
-		# Sectors moved below by the copy alone, before reading it back.
-		read -r -a rw <<<"$(rw_since)"
-		dev_expect /dev/mapper/dmt-c $(( 128 * MiB )) "$d/src"
+		copy_and_verify -r /dev/$ns /dev/mapper/dmt-c 0 /dev/mapper/dmt-c $(( 128 * MiB )) $len
 		if [ $mode = emulate ]; then
-			[ "${rw[0]}" -ge $(( len / 512 )) ]
-			[ "${rw[1]}" -ge $(( len / 512 )) ]
+			[ "$COPY_RW" = "$(( len / 512 )) $(( len / 512 ))" ]
 			[ "$(copy_counters dmt-c)" = "0 0 1 $len 0 0" ]
 		else
-			[ "${rw[*]}" = "0 0" ]
+			[ "$COPY_RW" = "0 0" ]
 			[ "$(copy_counters dmt-c)" = "1 $len 0 0 0 0" ]
 		fi
 		copy_and_verify /dev/mapper/dmt-c $(( 8 * MiB )) /dev/mapper/dmt-c $(( 64 * MiB )) $(( 3 * MiB + 4096 ))
@@ -144,14 +127,10 @@ copy_counters() {
 	nullb_load copy_max_bytes=$MiB
 	dm_create dmt-c "0 $(( 64 * SECTORS_PER_MIB )) copy /dev/nullb0 0" \
 		"$(( 64 * SECTORS_PER_MIB )) $(( 64 * SECTORS_PER_MIB )) copy /dev/nullb0 $(( 300 * SECTORS_PER_MIB ))"
-	local d=$BATS_TEST_TMPDIR len=$(( 4 * MiB ))
-	random_file "$d/src" $len
-	dev_write /dev/mapper/dmt-c $(( 8 * MiB )) "$d/src"
-	rw_mark /dev/nullb0
-	run "$COPY_RANGE" -d /dev/mapper/dmt-c $(( 8 * MiB )) /dev/mapper/dmt-c $(( 90 * MiB )) $len
-	[ "$output" = "copied=$len" ]
-	[ "$(rw_since)" = "0 0" ]
-	dev_expect /dev/nullb0 $(( 326 * MiB )) "$d/src"
+	local len=$(( 4 * MiB ))
+	copy_and_verify -r /dev/nullb0 /dev/mapper/dmt-c $(( 8 * MiB )) /dev/mapper/dmt-c $(( 90 * MiB )) $len
+	[ "$COPY_RW" = "0 0" ]
+	dev_expect /dev/nullb0 $(( 326 * MiB )) "$BATS_TEST_TMPDIR/src"
 	# Counted by the destination's target, the second line.
 	[ "$(dmsetup status dmt-c | sed -n 2p | cut -d' ' -f5-10)" = "1 $len 0 0 0 0" ]
 	# And a copy across the boundary of the two: dm refuses it, the block
@@ -175,14 +154,10 @@ copy_counters() {
 	linear dmt-b /dev/nullb0 200 64
 	dm_create dmt-c "0 $(( 64 * SECTORS_PER_MIB )) copy /dev/mapper/dmt-a 0" \
 		"$(( 64 * SECTORS_PER_MIB )) $(( 64 * SECTORS_PER_MIB )) copy /dev/mapper/dmt-b 0"
-	local d=$BATS_TEST_TMPDIR len=$(( 3 * MiB ))
-	random_file "$d/src" $len
-	dev_write /dev/mapper/dmt-c $(( 8 * MiB )) "$d/src"
-	rw_mark /dev/nullb0
-	run "$COPY_RANGE" -d /dev/mapper/dmt-c $(( 8 * MiB )) /dev/mapper/dmt-c $(( 70 * MiB )) $len
-	[ "$output" = "copied=$len" ]
-	[ "$(rw_since)" = "0 0" ]
-	dev_expect /dev/nullb0 $(( 206 * MiB )) "$d/src"
+	local len=$(( 3 * MiB ))
+	copy_and_verify -r /dev/nullb0 /dev/mapper/dmt-c $(( 8 * MiB )) /dev/mapper/dmt-c $(( 70 * MiB )) $len
+	[ "$COPY_RW" = "0 0" ]
+	dev_expect /dev/nullb0 $(( 206 * MiB )) "$BATS_TEST_TMPDIR/src"
 	[ "$(dmsetup status dmt-c | sed -n 2p | cut -d' ' -f5-10)" = "1 $len 0 0 0 0" ]
 	copy_and_verify /dev/mapper/dmt-c $(( 100 * MiB )) /dev/mapper/dmt-c $(( 2 * MiB )) $(( 5 * MiB ))
 	[ "$(dmsetup status dmt-c | sed -n 1p | cut -d' ' -f5-10)" = "1 $(( 5 * MiB )) 0 0 0 0" ]
@@ -332,27 +307,13 @@ copy_counters() {
 	copy_and_verify /dev/mapper/dmt-c $(( 1 * MiB )) /dev/mapper/dmt-c $(( 10 * MiB )) $(( 2 * MiB + 4096 ))
 }
 
-# copy_stream DEV N LEN: N copies of LEN bytes inside DEV, one after the
-# other; each result in $D/stream.N.
-copy_stream() {
-	local dev=$1 n=$2 len=$3 i
-	for i in $(seq 1 "$n"); do
-		"$COPY_RANGE" -d "$dev" $(( i * 4 * MiB )) "$dev" $(( (100 + i * 4) * MiB )) "$len" \
-			>"$D/stream.$i" 2>&1
-	done
-}
-
 @test "suspend/resume and reload in the middle of a stream of copies, offloaded and emulated: nothing lost or corrupted" {
 	nullb_load copy_max_bytes=$(( 64 * 1024 ))
-	D=$BATS_TEST_TMPDIR
 	local n=12 len=$(( 3 * MiB )) i mode table
 	for mode in auto emulate; do
 		table="0 $(( 256 * SECTORS_PER_MIB )) copy /dev/nullb0 $(( 8 * SECTORS_PER_MIB )) 4 mode $mode max_copy_bytes 262144"
 		dmsetup create dmt-c --table "$table"
-		for i in $(seq 1 $n); do
-			random_file "$D/src.$i" $len
-			dev_write /dev/mapper/dmt-c $(( i * 4 * MiB )) "$D/src.$i"
-		done
+		stream_setup /dev/mapper/dmt-c $n $len
 		copy_stream /dev/mapper/dmt-c $n $len &
 		local pid=$!
 		for i in $(seq 1 8); do
@@ -363,10 +324,7 @@ copy_stream() {
 			dmsetup resume dmt-c
 		done
 		wait $pid
-		for i in $(seq 1 $n); do
-			[ "$(cat "$D/stream.$i")" = "copied=$len" ] || fail "$mode copy $i: $(cat "$D/stream.$i")"
-			dev_expect /dev/mapper/dmt-c $(( (100 + i * 4) * MiB )) "$D/src.$i"
-		done
+		stream_check /dev/mapper/dmt-c $n $len
 		# Nothing in flight once all came back.
 		[ "$(dm_status_field dmt-c 7)" = 0 ]
 		dmsetup remove dmt-c
@@ -377,14 +335,10 @@ copy_stream() {
 	nullb_load copy_max_bytes=$MiB
 	dmsetup create dmt-low --table "0 $(( 512 * SECTORS_PER_MIB )) linear /dev/nullb0 $(( 32 * SECTORS_PER_MIB ))"
 	copy_dev dmt-c /dev/mapper/dmt-low 16 256
-	local d=$BATS_TEST_TMPDIR len=$(( 5 * MiB ))
-	random_file "$d/src" $len
-	dev_write /dev/mapper/dmt-c 0 "$d/src"
-	rw_mark /dev/nullb0
-	run "$COPY_RANGE" -d /dev/mapper/dmt-c 0 /dev/mapper/dmt-c $(( 100 * MiB )) $len
-	[ "$output" = "copied=$len" ]
-	[ "$(rw_since)" = "0 0" ]
-	dev_expect /dev/nullb0 $(( (32 + 16 + 100) * MiB )) "$d/src"
+	local len=$(( 5 * MiB ))
+	copy_and_verify -r /dev/nullb0 /dev/mapper/dmt-c 0 /dev/mapper/dmt-c $(( 100 * MiB )) $len
+	[ "$COPY_RW" = "0 0" ]
+	dev_expect /dev/nullb0 $(( (32 + 16 + 100) * MiB )) "$BATS_TEST_TMPDIR/src"
 	[ "$(copy_counters dmt-c)" = "1 $len 0 0 0 0" ]
 }
 

@@ -198,17 +198,24 @@ copy_stat_since() {
 
 COPY_RANGE=$DMCOPY_TOP/tests/helpers/copy-range
 
-# copy_and_verify [-x COPY-RANGE-OPTION]... SRC SRC_OFF DST DST_OFF LEN
+# copy_and_verify [-x COPY-RANGE-OPTION]... [-r DISK] SRC SRC_OFF DST DST_OFF LEN
 #
 # Fill the source range and 64 KiB on each side of the destination with
 # random data, copy with copy_file_range() (O_DIRECT unless an option says
 # otherwise), and check that the destination holds the source, that the
-# source and the bytes around the destination did not change.
+# source and the bytes around the destination did not change. The source
+# pattern stays in $BATS_TEST_TMPDIR/src. With -r, COPY_RW gets the
+# sectors DISK read and wrote during the copy alone, "R W" ("0 0" when
+# the copy was offloaded below it).
 copy_and_verify() {
-	local -a opts=()
-	while [ "$1" = -x ]; do
-		opts+=("$2")
-		shift 2
+	local -a opts=() rw0=()
+	local rw_disk=
+	while [ $# -gt 0 ]; do
+		case $1 in
+		-x) opts+=("$2"); shift 2 ;;
+		-r) rw_disk=$2; shift 2 ;;
+		*) break ;;
+		esac
 	done
 	[ ${#opts[@]} -gt 0 ] || opts=(-d)
 	local src=$1 soff=$2 dst=$3 doff=$4 len=$5 guard=65536
@@ -221,8 +228,10 @@ copy_and_verify() {
 	dev_write "$dst" $(( doff + len )) "$d/after"
 	dev_write "$src" "$soff" "$d/src"
 
+	[ -z "$rw_disk" ] || rw0=("$(disk_stat "$rw_disk" 3)" "$(disk_stat "$rw_disk" 7)")
 	run "$COPY_RANGE" "${opts[@]}" "$src" "$soff" "$dst" "$doff" "$len"
-	echo "copy-range ${opts[*]} $src $soff $dst $doff $len: $output"
+	[ -z "$rw_disk" ] || COPY_RW="$(( $(disk_stat "$rw_disk" 3) - rw0[0] )) $(( $(disk_stat "$rw_disk" 7) - rw0[1] ))"
+	echo "copy-range ${opts[*]} $src $soff $dst $doff $len: $output${rw_disk:+, $rw_disk read and wrote $COPY_RW sectors}"
 	[ "$status" -eq 0 ] || return 1
 	[ "$output" = "copied=$len" ] || return 1
 

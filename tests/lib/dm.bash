@@ -80,6 +80,48 @@ rw_since() {
 	echo "$(( now[0] - was[0] )) $(( now[1] - was[1] ))"
 }
 
+# A stream of copies, for suspends and reloads under load: copy i of N
+# copies LEN bytes (3 MiB at most) inside DEV from i * 4 MiB to
+# (100 + i * 4) MiB, one after the other. Files in $BATS_TEST_TMPDIR.
+#
+# stream_setup DEV N LEN: a random source for each copy, and random data
+# all over the destination area, so that stream_check sees any byte the
+# copies should not have written.
+stream_setup() {
+	local dev=$1 n=$2 len=$3 i d=$BATS_TEST_TMPDIR
+	for i in $(seq 1 "$n"); do
+		random_file "$d/src.$i" "$len"
+		dev_write "$dev" $(( i * 4 * MiB )) "$d/src.$i"
+	done
+	random_file "$d/dst-area" $(( (n + 1) * 4 * MiB ))
+	dev_write "$dev" $(( 100 * MiB )) "$d/dst-area"
+}
+
+# copy_stream DEV N LEN: the copies; the output of copy i in $D/stream.i.
+copy_stream() {
+	local dev=$1 n=$2 len=$3 i d=$BATS_TEST_TMPDIR
+	for i in $(seq 1 "$n"); do
+		"$COPY_RANGE" -d "$dev" $(( i * 4 * MiB )) "$dev" $(( (100 + i * 4) * MiB )) "$len" \
+			>"$d/stream.$i" 2>&1
+	done
+}
+
+# stream_check DEV N LEN: every copy copied all of it, the sources did not
+# change, and the destination area holds the sources where the copies
+# went and what stream_setup wrote everywhere else.
+stream_check() {
+	local dev=$1 n=$2 len=$3 i d=$BATS_TEST_TMPDIR
+	cp "$d/dst-area" "$d/dst-expected"
+	for i in $(seq 1 "$n"); do
+		[ "$(cat "$d/stream.$i")" = "copied=$len" ] ||
+			fail "copy $i of the stream: $(cat "$d/stream.$i")"
+		dev_expect "$dev" $(( i * 4 * MiB )) "$d/src.$i"
+		dd if="$d/src.$i" of="$d/dst-expected" bs=1M seek=$(( i * 4 )) \
+			conv=notrunc status=none
+	done
+	dev_expect "$dev" $(( 100 * MiB )) "$d/dst-expected"
+}
+
 # lvm CMD ARGS...: an lvm2 command that sees only the test's devices, keeps
 # no backups and needs neither udev nor lvmetad-style daemons.
 LVM_CONFIG='devices { types = [ "nullb", 16 ] use_devicesfile = 0

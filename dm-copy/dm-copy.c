@@ -568,6 +568,13 @@ static int copy_serve(struct dm_target *ti, struct bio *bio)
 			       &sector);
 	if (!src)
 		return copy_refuse(bio, BLK_STS_NOTSUPP);
+	/*
+	 * Starting a copy allocates and may wait (DM_TARGET_NOWAIT is for
+	 * the I/O mapped like dm-linear): a caller that may not wait retries
+	 * without REQ_NOWAIT.
+	 */
+	if (bio->bi_opf & REQ_NOWAIT)
+		return copy_refuse(bio, BLK_STS_AGAIN);
 
 	io->cc = cc;
 	io->bio = bio;

@@ -208,7 +208,7 @@ COPY_RANGE=$DMCOPY_TOP/tests/helpers/copy-range
 # sectors DISK read and wrote during the copy alone, "R W" ("0 0" when
 # the copy was offloaded below it).
 copy_and_verify() {
-	local -a opts=() rw0=()
+	local -a opts=()
 	local rw_disk=
 	while [ $# -gt 0 ]; do
 		case $1 in
@@ -228,9 +228,9 @@ copy_and_verify() {
 	dev_write "$dst" $(( doff + len )) "$d/after"
 	dev_write "$src" "$soff" "$d/src"
 
-	[ -z "$rw_disk" ] || rw0=("$(disk_stat "$rw_disk" 3)" "$(disk_stat "$rw_disk" 7)")
+	[ -z "$rw_disk" ] || rw_mark "$rw_disk"
 	run "$COPY_RANGE" "${opts[@]}" "$src" "$soff" "$dst" "$doff" "$len"
-	[ -z "$rw_disk" ] || COPY_RW="$(( $(disk_stat "$rw_disk" 3) - rw0[0] )) $(( $(disk_stat "$rw_disk" 7) - rw0[1] ))"
+	[ -z "$rw_disk" ] || COPY_RW=$(rw_since)
 	echo "copy-range ${opts[*]} $src $soff $dst $doff $len: $output${rw_disk:+, $rw_disk read and wrote $COPY_RW sectors}"
 	[ "$status" -eq 0 ] || return 1
 	[ "$output" = "copied=$len" ] || return 1
@@ -282,4 +282,23 @@ disk_stat() {
 	local -a v
 	read -r -a v <<<"$(disk_attr "$1" stat)"
 	echo "${v[$2 - 1]}"
+}
+
+# sectors_rw DEV: sectors read and written on DEV's disk so far, "R W".
+sectors_rw() {
+	echo "$(disk_stat "$1" 3) $(disk_stat "$1" 7)"
+}
+
+# rw_mark DEV / rw_since: how many sectors DEV's disk read and wrote since
+# rw_mark, as "R W" (0 0 when a copy was offloaded below it).
+rw_mark() {
+	RW_MARK_DEV=$1
+	RW_MARK=$(sectors_rw "$1")
+}
+
+rw_since() {
+	local -a was now
+	read -r -a was <<<"$RW_MARK"
+	read -r -a now <<<"$(sectors_rw "$RW_MARK_DEV")"
+	echo "$(( now[0] - was[0] )) $(( now[1] - was[1] ))"
 }

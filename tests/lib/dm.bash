@@ -61,25 +61,6 @@ devno() {
 	lsblk -dno MAJ:MIN "$1" | tr -d ' '
 }
 
-# sectors_rw DEV: sectors read and written on DEV's disk so far, "R W".
-sectors_rw() {
-	echo "$(disk_stat "$1" 3) $(disk_stat "$1" 7)"
-}
-
-# rw_mark DEV / rw_since: how many sectors DEV's disk read and wrote since
-# rw_mark, as "R W" (0 0 when a copy was offloaded below it).
-rw_mark() {
-	RW_MARK_DEV=$1
-	RW_MARK=$(sectors_rw "$1")
-}
-
-rw_since() {
-	local -a was now
-	read -r -a was <<<"$RW_MARK"
-	read -r -a now <<<"$(sectors_rw "$RW_MARK_DEV")"
-	echo "$(( now[0] - was[0] )) $(( now[1] - was[1] ))"
-}
-
 # A stream of copies, for suspends and reloads under load: copy i of N
 # copies LEN bytes (3 MiB at most) inside DEV from i * 4 MiB to
 # (100 + i * 4) MiB, one after the other. Files in $BATS_TEST_TMPDIR.
@@ -97,7 +78,8 @@ stream_setup() {
 	dev_write "$dev" $(( 100 * MiB )) "$d/dst-area"
 }
 
-# copy_stream DEV N LEN: the copies; the output of copy i in $D/stream.i.
+# copy_stream DEV N LEN: the copies; the output of copy i in
+# $BATS_TEST_TMPDIR/stream.i.
 copy_stream() {
 	local dev=$1 n=$2 len=$3 i d=$BATS_TEST_TMPDIR
 	for i in $(seq 1 "$n"); do

@@ -83,8 +83,11 @@ install: userspace
 	$(MAKE) -C tools install PREFIX=$(PREFIX) DESTDIR=$(DESTDIR)
 	$(MAKE) -C udev install PREFIX=$(PREFIX) DESTDIR=$(DESTDIR)
 
+# When make started, so that tests/check's times include the build.
+CHECK_START := $(shell date +%s)
+
 check: deps kernel modules helpers userspace
-	tests/check
+	DMCOPY_CHECK_START=$(CHECK_START) tests/check
 
 check-host: deps kernel modules helpers userspace
 	tests/check --host

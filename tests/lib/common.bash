@@ -8,6 +8,116 @@
 
 DMCOPY_TOP=$(cd "$BATS_TEST_DIRNAME/../.." && pwd)
 
+# ------------------------------------------------------------ timeouts ---
+#
+# Every test has its own timeout, so that a hang fails that test by name
+# and the tests after it still run: DMCOPY_TEST_TIMEOUT seconds (default
+# 120; a file whose tests need longer sets it before loading this file),
+# times DMCOPY_TEST_TIMEOUT_SCALE (tests/check raises it on a machine with
+# one core and for the debug kernel). bats' own BATS_TEST_TIMEOUT only
+# signals the test's direct children, which misses a command under `run`
+# or in a pipeline, so a watchdog of ours does the work: when the time is
+# up it writes the test's processes (state and kernel wait channel), the
+# blocked tasks (sysrq w) and the last kernel lines into the test's output,
+# ends every process the test started and lets bats report
+# "not ok N ... # timeout after S s" and run the teardown. A teardown
+# that hangs too has its processes ended again every DMCOPY_TEST_TIMEOUT
+# seconds. Only what sleeps in the kernel uninterruptibly survives that;
+# tests/check's idle watchdog ends the guest then.
+
+: "${DMCOPY_TEST_TIMEOUT:=120}"
+: "${DMCOPY_TEST_TIMEOUT_SCALE:=1}"
+
+# dmcopy_descendants PID SKIP: the processes below PID, one per line, but
+# SKIP and those below it.
+dmcopy_descendants() {
+	ps -e -o pid=,ppid= | awk -v root="$1" -v skip="$2" '
+		$1 != skip { kids[$2] = kids[$2] " " $1 }
+		END {
+			n = split(kids[root], queue, " ")
+			for (i = 1; i <= n; i++) {
+				print queue[i]
+				m = split(kids[queue[i]], more, " ")
+				for (j = 1; j <= m; j++)
+					queue[++n] = more[j]
+			}
+		}'
+}
+
+# dmcopy_end_processes PID...: TERM, and KILL for what is left after 2 s.
+dmcopy_end_processes() {
+	[ $# -gt 0 ] || return 0
+	kill -TERM "$@" 2>/dev/null
+	sleep 2
+	kill -KILL "$@" 2>/dev/null
+	return 0
+}
+
+# dmcopy_timeout_report TEST-PID SECONDS DMESG-LINES WATCHDOG-PID: what
+# the test was doing when its time ran out.
+dmcopy_timeout_report() {
+	local pids
+	pids=$(dmcopy_descendants "$1" "$4" | paste -sd,)
+	echo "timeout: the test ran for $2 s (DMCOPY_TEST_TIMEOUT=$DMCOPY_TEST_TIMEOUT x DMCOPY_TEST_TIMEOUT_SCALE=$DMCOPY_TEST_TIMEOUT_SCALE); its processes:"
+	[ -z "$pids" ] || ps -o pid,stat,wchan:28,etimes,args -p "$pids" 2>&1 | cut -c1-160
+	if [ -w /proc/sysrq-trigger ] && [ -n "${DMCOPY_KERNEL_RELEASE:-}" ]; then
+		echo w >/proc/sysrq-trigger
+		echo "the kernel's log since the test began (blocked tasks last):"
+		dmesg | tail -n +$(( $3 + 1 )) | tail -n 60
+	fi
+}
+
+# dmcopy_started PID: DMCOPY_STARTED gets PID's start time (empty once
+# it is gone), which tells it from a later process with the same number.
+dmcopy_started() {
+	local stat
+	DMCOPY_STARTED=
+	read -r stat <"/proc/$1/stat" 2>/dev/null || return 0
+	# after the command name, which may hold spaces: state is field 3
+	read -r -a stat <<<"${stat##*) }"
+	DMCOPY_STARTED=${stat[19]}
+}
+
+# dmcopy_watchdog TEST-PID SECONDS: runs beside one test (see above).
+dmcopy_watchdog() {
+	local test_pid=$1 limit=$2 out=${BATS_OUT:-/dev/stderr}
+	local started t=0 mark=0 victims self=$BASHPID
+	# bats' countdown signals the test's children, this one included.
+	trap '' TERM
+	dmcopy_started "$test_pid"
+	started=$DMCOPY_STARTED
+	[ -n "$started" ] || return 0
+	[ -z "${DMCOPY_KERNEL_RELEASE:-}" ] || mark=$(dmesg | wc -l)
+	while dmcopy_started "$test_pid" && [ "$DMCOPY_STARTED" = "$started" ]; do
+		sleep 1
+		t=$(( t + 1 ))
+		# A second before bats' own countdown would fire, so that the
+		# report is in the output before bats prints it.
+		if [ $t -eq $(( limit > 1 ? limit - 1 : 1 )) ]; then
+			victims=$(dmcopy_descendants "$test_pid" "$self")
+			dmcopy_timeout_report "$test_pid" "$limit" "$mark" "$self" >>"$out" 2>&1
+			# bats' handler: mark the test timed out, then its teardown
+			kill -ABRT "$test_pid" 2>/dev/null
+			# shellcheck disable=SC2086 # one pid a word
+			dmcopy_end_processes $victims
+		elif [ $t -gt "$limit" ] && [ $(( (t - limit) % DMCOPY_TEST_TIMEOUT )) -eq 0 ]; then
+			echo "timeout: the teardown still runs $(( t - limit )) s later; ending its processes" >>"$out"
+			victims=$(dmcopy_descendants "$test_pid" "$self")
+			# shellcheck disable=SC2086
+			dmcopy_end_processes $victims
+		fi
+	done
+}
+
+# In the process that runs one test (not in the one that counts them or
+# runs setup_file): start the watchdog.
+if [ -n "${BATS_TEST_NAME:-}" ] && [[ ${0##*/} == bats-exec-test ]] &&
+   [ "$DMCOPY_TEST_TIMEOUT" != 0 ]; then
+	BATS_TEST_TIMEOUT=$(( DMCOPY_TEST_TIMEOUT * DMCOPY_TEST_TIMEOUT_SCALE ))
+	dmcopy_watchdog $$ "$BATS_TEST_TIMEOUT" </dev/null >/dev/null 2>&1 3>&- 4>&- &
+	disown
+fi
+
 # --------------------------------------------------------------- guest ---
 
 # Skip unless running as root in the test VM booted from our kernel.

@@ -12,7 +12,7 @@ DMCOPY_TOP=$(cd "$BATS_TEST_DIRNAME/../.." && pwd)
 #
 # Every test has its own timeout, so that a hang fails that test by name
 # and the tests after it still run: DMCOPY_TEST_TIMEOUT seconds (default
-# 120; a file whose tests need longer sets it before loading this file),
+# 180; a file whose tests need longer sets it before loading this file),
 # times DMCOPY_TEST_TIMEOUT_SCALE (tests/check raises it on a machine with
 # one core and for the debug kernel). bats' own BATS_TEST_TIMEOUT only
 # signals the test's direct children, which misses a command under `run`
@@ -25,7 +25,7 @@ DMCOPY_TOP=$(cd "$BATS_TEST_DIRNAME/../.." && pwd)
 # seconds. Only what sleeps in the kernel uninterruptibly survives that;
 # tests/check's idle watchdog ends the guest then.
 
-: "${DMCOPY_TEST_TIMEOUT:=120}"
+: "${DMCOPY_TEST_TIMEOUT:=180}"
 : "${DMCOPY_TEST_TIMEOUT_SCALE:=1}"
 
 # dmcopy_descendants PID SKIP: the processes below PID, one per line, but
@@ -53,17 +53,17 @@ dmcopy_end_processes() {
 	return 0
 }
 
-# dmcopy_timeout_report TEST-PID SECONDS DMESG-LINES WATCHDOG-PID: what
-# the test was doing when its time ran out.
+# dmcopy_timeout_report TEST-PID SECONDS WATCHDOG-PID: what the test was
+# doing when its time ran out.
 dmcopy_timeout_report() {
 	local pids
-	pids=$(dmcopy_descendants "$1" "$4" | paste -sd,)
+	pids=$(dmcopy_descendants "$1" "$3" | paste -sd,)
 	echo "timeout: the test ran for $2 s (DMCOPY_TEST_TIMEOUT=$DMCOPY_TEST_TIMEOUT x DMCOPY_TEST_TIMEOUT_SCALE=$DMCOPY_TEST_TIMEOUT_SCALE); its processes:"
 	[ -z "$pids" ] || ps -o pid,stat,wchan:28,etimes,args -p "$pids" 2>&1 | cut -c1-160
 	if [ -w /proc/sysrq-trigger ] && [ -n "${DMCOPY_KERNEL_RELEASE:-}" ]; then
 		echo w >/proc/sysrq-trigger
-		echo "the kernel's log since the test began (blocked tasks last):"
-		dmesg | tail -n +$(( $3 + 1 )) | tail -n 60
+		echo "the kernel's last lines (blocked tasks last):"
+		dmesg | tail -n 80
 	fi
 }
 
@@ -81,21 +81,27 @@ dmcopy_started() {
 # dmcopy_watchdog TEST-PID SECONDS: runs beside one test (see above).
 dmcopy_watchdog() {
 	local test_pid=$1 limit=$2 out=${BATS_OUT:-/dev/stderr}
-	local started t=0 mark=0 victims self=$BASHPID
+	local started t=0 victims self=$BASHPID tick
 	# bats' countdown signals the test's children, this one included.
 	trap '' TERM
+	# A pipe nobody writes to: read -t waits a second without a process
+	# (a sleep every second of every test costs under TCG).
+	exec {tick}<> <(:) || tick=
 	dmcopy_started "$test_pid"
 	started=$DMCOPY_STARTED
 	[ -n "$started" ] || return 0
-	[ -z "${DMCOPY_KERNEL_RELEASE:-}" ] || mark=$(dmesg | wc -l)
 	while dmcopy_started "$test_pid" && [ "$DMCOPY_STARTED" = "$started" ]; do
-		sleep 1
+		if [ -n "$tick" ]; then
+			read -r -t 1 -u "$tick" _
+		else
+			sleep 1
+		fi
 		t=$(( t + 1 ))
 		# A second before bats' own countdown would fire, so that the
 		# report is in the output before bats prints it.
 		if [ $t -eq $(( limit > 1 ? limit - 1 : 1 )) ]; then
 			victims=$(dmcopy_descendants "$test_pid" "$self")
-			dmcopy_timeout_report "$test_pid" "$limit" "$mark" "$self" >>"$out" 2>&1
+			dmcopy_timeout_report "$test_pid" "$limit" "$self" >>"$out" 2>&1
 			# bats' handler: mark the test timed out, then its teardown
 			kill -ABRT "$test_pid" 2>/dev/null
 			# shellcheck disable=SC2086 # one pid a word
@@ -185,12 +191,19 @@ guest_teardown() {
 	dmesg_check
 }
 
+# long_or SHORT LONG: LONG when DMCOPY_LONG=1, else SHORT. The stress
+# tests' rounds and the largest sizes: the short forms show each point
+# in make check's time; the long ones dig for races and bugs that need
+# volume (docs/workflow.md).
+long_or() {
+	if [ "${DMCOPY_LONG:-0}" = 1 ]; then echo "$2"; else echo "$1"; fi
+}
+
 # ---------------------------------------------------------------- data ---
 
 # random_file FILE BYTES: FILE gets BYTES of random data.
 random_file() {
 	head -c "$2" /dev/urandom >"$1"
-	[ "$(stat -c %s "$1")" -eq "$2" ]
 }
 
 # dev_write DEV OFFSET FILE: write FILE at byte OFFSET of DEV, bypassing the
@@ -207,18 +220,15 @@ dev_read() {
 }
 
 # dev_expect DEV OFFSET FILE: the bytes of DEV at OFFSET equal FILE.
+# (cmp reads the device through a pipe: each process costs under TCG.)
 dev_expect() {
-	local len got
+	local len
 	len=$(stat -c %s "$3")
-	got=$(mktemp "${BATS_TEST_TMPDIR:-/tmp}/got.XXXXXX")
-	dev_read "$1" "$2" "$len" "$got"
-	if ! cmp -s "$got" "$3"; then
+	if ! cmp -s <(dev_read "$1" "$2" "$len" /dev/stdout) "$3"; then
 		echo "$1: $len bytes at offset $2 differ from $3:" >&2
-		cmp "$got" "$3" 2>&1 | head -n 3 >&2
-		rm -f "$got"
+		cmp <(dev_read "$1" "$2" "$len" /dev/stdout) "$3" 2>&1 | head -n 3 >&2
 		return 1
 	fi
-	rm -f "$got"
 }
 
 # No udevd runs in the test VM: let libdevmapper create device nodes itself
@@ -249,14 +259,21 @@ nullb_unload() {
 }
 
 # disk_name DEV: the name of DEV's disk in /sys/block (DEV itself unless
-# it is a partition).
+# it is a partition); DEV may also be a disk's kernel name (dm-0). Every
+# counter a test reads goes through here, so /dev/NAME of a disk costs no
+# process; the rest (/dev/mapper nodes, which are no links without udev,
+# /dev/VG/LV links, partitions) one stat.
 disk_name() {
-	local name
-	name=$(lsblk -dno PKNAME "$1" 2>/dev/null)
-	# The kernel's name: /dev/mapper nodes made without udev are no links.
-	[ -n "$name" ] || name=$(lsblk -dno KNAME "$1" 2>/dev/null)
-	[ -n "$name" ] || name=$(basename "$(readlink -f "$1")")
-	echo "$name"
+	local name=${1##*/} num sys
+	if { [ "$1" = "/dev/$name" ] || [ "$1" = "$name" ]; } && [ -e "/sys/block/$name" ]; then
+		echo "$name"
+		return
+	fi
+	num=$(stat -L -c '%t %T' "$1") || return 1
+	read -r -a num <<<"$num"
+	sys=$(cd -P "/sys/dev/block/$(( 16#${num[0]} )):$(( 16#${num[1]} ))" && pwd) || return 1
+	[ ! -e "$sys/partition" ] || sys=${sys%/*}
+	echo "${sys##*/}"
 }
 
 # queue_attr DEV ATTR: a queue/ sysfs attribute of DEV's disk.
@@ -269,26 +286,22 @@ disk_attr() {
 	cat "/sys/block/$(disk_name "$1")/$2"
 }
 
-# copy_stat_field FIELD: the position of a counter in copy_stat.
+# The position of each counter in copy_stat.
+declare -gA COPY_STAT_FIELD=([offloaded_copies]=0 [offloaded_bytes]=1
+	[emulated_copies]=2 [emulated_bytes]=3 [failed_copies]=4 [failed_bytes]=5)
+
+# copy_stat_field FIELD: COPY_STAT_I gets the position of FIELD.
 copy_stat_field() {
-	case $1 in
-	offloaded_copies) echo 0 ;;
-	offloaded_bytes) echo 1 ;;
-	emulated_copies) echo 2 ;;
-	emulated_bytes) echo 3 ;;
-	failed_copies) echo 4 ;;
-	failed_bytes) echo 5 ;;
-	*) echo "copy_stat: no field $1" >&2; return 1 ;;
-	esac
+	COPY_STAT_I=${COPY_STAT_FIELD[$1]:-}
+	[ -n "$COPY_STAT_I" ] || { echo "copy_stat: no field $1" >&2; return 1; }
 }
 
 # copy_stat DEV FIELD: one counter of the disk's copy_stat, by name.
 copy_stat() {
 	local -a v
-	local i
-	i=$(copy_stat_field "$2") || return 1
-	read -r -a v <<<"$(disk_attr "$1" copy_stat)"
-	echo "${v[i]}"
+	copy_stat_field "$2" || return 1
+	read -r -a v <"/sys/block/$(disk_name "$1")/copy_stat"
+	echo "${v[COPY_STAT_I]}"
 }
 
 # copy_mark [DEV]: remember DEV's (default /dev/nullb0) copy counters;
@@ -299,11 +312,11 @@ copy_mark() {
 }
 
 copy_stat_since() {
-	local -a was
-	local i
-	i=$(copy_stat_field "$1") || return 1
+	local -a was now
+	copy_stat_field "$1" || return 1
 	read -r -a was <<<"$COPY_MARK"
-	echo $(( $(copy_stat "$COPY_MARK_DEV" "$1") - was[i] ))
+	read -r -a now <"/sys/block/$(disk_name "$COPY_MARK_DEV")/copy_stat"
+	echo $(( now[COPY_STAT_I] - was[COPY_STAT_I] ))
 }
 
 COPY_RANGE=$DMCOPY_TOP/tests/helpers/copy-range
@@ -390,13 +403,15 @@ nullb_cfg_remove_all() {
 # 10: io_ticks, 16: flushes completed).
 disk_stat() {
 	local -a v
-	read -r -a v <<<"$(disk_attr "$1" stat)"
+	read -r -a v <"/sys/block/$(disk_name "$1")/stat"
 	echo "${v[$2 - 1]}"
 }
 
 # sectors_rw DEV: sectors read and written on DEV's disk so far, "R W".
 sectors_rw() {
-	echo "$(disk_stat "$1" 3) $(disk_stat "$1" 7)"
+	local -a v
+	read -r -a v <"/sys/block/$(disk_name "$1")/stat"
+	echo "${v[2]} ${v[6]}"
 }
 
 # rw_mark DEV / rw_since: how many sectors DEV's disk read and wrote since

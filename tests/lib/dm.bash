@@ -58,7 +58,10 @@ dm_status_field() {
 
 # devno DEV: MAJ:MIN of a block device, as dm prints it in tables.
 devno() {
-	lsblk -dno MAJ:MIN "$1" | tr -d ' '
+	local num
+	num=$(stat -L -c '%t %T' "$1") || return 1
+	read -r -a num <<<"$num"
+	echo "$(( 16#${num[0]} )):$(( 16#${num[1]} ))"
 }
 
 # A stream of copies, for suspends and reloads under load: copy i of N
@@ -123,11 +126,15 @@ lvm_cmd() {
 # then VGs, a few times over, then what is left of the VGs' devices and
 # directories.
 dm_cleanup() {
-	local vg pv name
+	local vg pv name found
+	# Until a round finds nothing of ours (each lvm command costs a
+	# third of a second under TCG).
 	for _ in 1 2 3; do
+		found=0
 		for name in $(dmsetup ls 2>/dev/null | awk '{ print $1 }'); do
 			case $name in
 			dmt-*|dmcopy-*)
+				found=1
 				# A test that failed half way may leave it suspended.
 				dmsetup resume "$name" >/dev/null 2>&1
 				dmsetup remove "$name" >/dev/null 2>&1 ;;
@@ -136,11 +143,13 @@ dm_cleanup() {
 		while read -r pv vg; do
 			case $vg in
 			dmtvg*)
+				found=1
 				lvm_cmd vgchange -an "$vg" >/dev/null 2>&1
 				lvm_cmd vgremove -ff "$vg" >/dev/null 2>&1
 				lvm_cmd pvremove -ff -y "$pv" >/dev/null 2>&1 ;;
 			esac
 		done < <(lvm_cmd pvs --noheadings -o pv_name,vg_name 2>/dev/null)
+		[ $found = 1 ] || break
 	done
 	for name in $(dmsetup ls 2>/dev/null | awk '{ print $1 }'); do
 		case $name in

@@ -32,11 +32,14 @@ teardown() {
 	[ "$(copy_stat_since emulated_bytes)" = 0 ]
 }
 
-@test "offload: 256 MiB in one call" {
+@test "offload: one call of 64 MiB (256 MiB with DMCOPY_LONG=1), 64 chunks or more" {
 	nullb_load copy_max_bytes=$MiB gb=1
+	local len
+	len=$(( $(long_or 64 256) * MiB ))
 	copy_mark
-	copy_and_verify /dev/nullb0 $(( 1 * MiB )) /dev/nullb0 $(( 512 * MiB )) $(( 256 * MiB ))
-	[ "$(copy_stat_since offloaded_bytes)" = $(( 256 * MiB )) ]
+	copy_and_verify /dev/nullb0 $(( 1 * MiB )) /dev/nullb0 $(( 512 * MiB )) $len
+	[ "$(copy_stat_since offloaded_bytes)" = $len ]
+	[ "$(copy_stat_since offloaded_copies)" = 1 ]
 }
 
 @test "offload: source after the destination" {

@@ -134,7 +134,7 @@ bad_chunk_copy() {
 	) &
 	BG_PID=$!
 	local i
-	for i in $(seq 20); do
+	for i in $(seq "$(long_or 6 20)"); do
 		copy_and_verify /dev/nullb0 $(( (i % 4) * 8 * MiB )) /dev/nullb0 $(( 100 * MiB + i * 4 * MiB )) $(( 3 * MiB + 4096 ))
 	done
 	kill $BG_PID

@@ -53,7 +53,7 @@ teardown() {
 	) &
 	BG_PID=$!
 	local i
-	for i in $(seq 10); do
+	for i in $(seq "$(long_or 4 10)"); do
 		copy_and_verify /dev/nullb0 $(( 4 * MiB )) /dev/nullb0 $(( 100 * MiB + i * 8 * MiB )) $(( 3 * MiB ))
 	done
 	kill $BG_PID
@@ -147,7 +147,7 @@ md_copy() {
 	# SIGKILL test in tests/block/60), and checks the data each round.
 	# mbps=2000 is above what the guest moves, so nothing waits on it.
 	nullb_load copy_max_bytes=0 mbps=2000
-	local i dst len=$(( 4 * MiB )) guard=65536 rounds=${DMCOPY_THROTTLE_ROUNDS:-20}
+	local i dst len=$(( 4 * MiB )) guard=65536 rounds=${DMCOPY_THROTTLE_ROUNDS:-$(long_or 6 20)}
 	random_file "$D/src" $len
 	random_file "$D/guard" $guard
 	dev_write /dev/nullb0 0 "$D/src"

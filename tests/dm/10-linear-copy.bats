@@ -221,13 +221,14 @@ xfs_copy_range_dmt_a() {
 
 @test "suspend/resume and reloads in the middle of a stream of copies lose and corrupt nothing" {
 	nullb_load copy_max_bytes=$(( 64 * 1024 ))
-	local n=16 len=$(( 3 * MiB )) i table
+	local n len=$(( 3 * MiB )) i table
+	n=$(long_or 8 16)
 	table="0 $(( 256 * SECTORS_PER_MIB )) linear /dev/nullb0 $(( 8 * SECTORS_PER_MIB ))"
 	dmsetup create dmt-a --table "$table"
 	stream_setup /dev/mapper/dmt-a $n $len
 	copy_stream /dev/mapper/dmt-a $n $len &
 	local pid=$!
-	for i in $(seq 1 10); do
+	for i in $(seq 1 "$(long_or 5 10)"); do
 		dmsetup suspend dmt-a
 		dmsetup resume dmt-a
 		dmsetup suspend --noflush dmt-a

@@ -309,14 +309,15 @@ copy_counters() {
 
 @test "suspend/resume and reload in the middle of a stream of copies, offloaded and emulated: nothing lost or corrupted" {
 	nullb_load copy_max_bytes=$(( 64 * 1024 ))
-	local n=12 len=$(( 3 * MiB )) i mode table
+	local n len=$(( 3 * MiB )) i mode table
+	n=$(long_or 6 12)
 	for mode in auto emulate; do
 		table="0 $(( 256 * SECTORS_PER_MIB )) copy /dev/nullb0 $(( 8 * SECTORS_PER_MIB )) 4 mode $mode max_copy_bytes 262144"
 		dmsetup create dmt-c --table "$table"
 		stream_setup /dev/mapper/dmt-c $n $len
 		copy_stream /dev/mapper/dmt-c $n $len &
 		local pid=$!
-		for i in $(seq 1 8); do
+		for i in $(seq 1 "$(long_or 4 8)"); do
 			dmsetup suspend dmt-c
 			dmsetup resume dmt-c
 			dmsetup reload dmt-c --table "$table"

@@ -125,7 +125,7 @@ teardown() { guest_teardown; }
 	[[ $output == *"timeout: guest killed after the command printed nothing for "* ]]
 	[[ $output == *"not ok 1 hangs in the guest # in "*" ms # timeout after 8 s"* ]]
 	# the report was written in the guest: blocked tasks and kernel lines
-	[[ $output == *"# the kernel's log since the test began (blocked tasks last):"* ]]
+	[[ $output == *"# the kernel's last lines (blocked tasks last):"* ]]
 	[[ $output == *"sysrq: Show Blocked State"* ]]
 	[[ $output == *$'\nok 2 runs after the hang'* ]]
 	[[ $output == *"not ok 3 stops printing # never reported: running when the guest stopped"* ]]
@@ -147,4 +147,25 @@ teardown() { guest_teardown; }
 	[[ $output == *"not ok 3 never runs either # never reported: did not run"* ]]
 	[[ $output == *"not ok 1 test VM 1 exited with status 125"* ]]
 	[ "${lines[-1]}" = "1 passed, 3 failed" ]
+}
+
+@test "two guests (DMCOPY_VM_JOBS=2): one TAP stream each, one summary" {
+	need_kernel
+	local a=$BATS_TEST_TMPDIR/suite-a b=$BATS_TEST_TMPDIR/suite-b
+	mkdir -p "$a" "$b"
+	SUITE=$a scratch 10-a.bats 60 $'%test "in a, passes" { true; }\n%test "in a, skips" { skip "no such device"; }'
+	SUITE=$b scratch 10-b.bats 60 $'%test "in b, fails" { false; }\n%test "in b, passes" { true; }'
+	run unbatsed DMCOPY_VM_JOBS=2 DMCOPY_TEST_RESULTS="$BATS_TEST_TMPDIR/results" \
+		"$TOP/tests/check" --vm "$a" "$b"
+	echo "$output"
+	[ "$status" -eq 1 ]
+	[[ $output == *"== kernel suites in two test VMs:"* ]]
+	# each guest's lines carry its name; each has its own TAP file
+	[[ $output == *"[vm"[12]"] ok 1 in a, passes"* ]]
+	[[ $output == *"[vm"[12]"] not ok 1 in b, fails"* ]]
+	[[ $output == *"[vm1] "* ]] && [[ $output == *"[vm2] "* ]]
+	[ -s "$BATS_TEST_TMPDIR/results/vm1.tap" ]
+	[ -s "$BATS_TEST_TMPDIR/results/vm2.tap" ]
+	[[ $output == *$'\nnot ok 1 in b, fails'* ]]
+	[ "${lines[-1]}" = "2 passed, 1 failed, 1 skipped" ]
 }

@@ -56,7 +56,7 @@ teardown() { [ "$BATS_TEST_DESCRIPTION" != "hangs, and its teardown too" ] || sl
 %test "hangs, and its teardown too" { sleep 600; }
 %test "after" { true; }'
 	local t0=$SECONDS
-	run unbatsed bats --formatter "$FORMAT" "$SUITE"
+	DMCOPY_TEST_TIMEOUT_SCALE=1 run unbatsed bats --formatter "$FORMAT" "$SUITE"
 	echo "$output"
 	[ "$status" -eq 1 ]
 	# 3 s each, and the hung teardown ended after 3 more (plus 2 s grace)
@@ -100,9 +100,10 @@ teardown() { [ "$BATS_TEST_DESCRIPTION" != "hangs, and its teardown too" ] || sl
 	done
 }
 
-# check_vm: tests/check --vm on the scratch suite, its summary in $output.
+# check_vm: tests/check --vm on the scratch suite, its summary in $output;
+# the timeouts as written (tests/check would double them on one core).
 check_vm() {
-	run unbatsed DMCOPY_TEST_RESULTS="$BATS_TEST_TMPDIR/results" \
+	run unbatsed DMCOPY_TEST_TIMEOUT_SCALE=1 DMCOPY_TEST_RESULTS="$BATS_TEST_TMPDIR/results" \
 		"$TOP/tests/check" --vm "$SUITE"
 	echo "$output"
 }

@@ -1,11 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * dm-copy: a device-mapper target that maps like dm-linear and serves copy
- * offload (REQ_OP_COPY_SRC and REQ_OP_COPY_DST) itself: a copy whose two
- * halves land in copy targets of one table is offloaded to the device
- * below when source and destination are on one disk that copies, and
- * copied with dm-kcopyd otherwise, so that the device advertises copy
- * offload whatever is under it, also across targets and devices.
+ * offload (REQ_OP_COPY_SRC and REQ_OP_COPY_DST) itself: the two halves of a
+ * copy meet in the copy targets of one table (blk_copy_meet()), and the
+ * copy is offloaded to the device below when source and destination are on
+ * one disk that copies, and copied with dm-kcopyd otherwise, so that the
+ * device advertises copy offload whatever is under it, also across targets
+ * and devices.
  *
  * Table line:
  *
@@ -48,7 +49,6 @@
 #include <linux/blkdev.h>
 #include <linux/slab.h>
 #include <linux/ctype.h>
-#include <linux/xarray.h>
 #include <linux/workqueue.h>
 #include <linux/wait.h>
 
@@ -74,19 +74,6 @@ static const char * const copy_mode_names[] = {
 struct copy_c {
 	struct dm_dev *dev;
 	sector_t start;
-	/*
-	 * Names this target in the tokens it stamps; never reused, so a
-	 * token outliving its target cannot name another one.
-	 */
-	unsigned long id;
-	/*
-	 * The table and range of this target, for the copy targets of the
-	 * same table that look it up: the table pointer is compared, never
-	 * followed.
-	 */
-	struct dm_table *table;
-	sector_t begin;
-	sector_t len;
 
 	enum copy_mode mode;		/* READ_ONCE(): messages change it */
 	unsigned int max_copy_sectors;	/* 0: the default */
@@ -100,8 +87,6 @@ struct copy_c {
 	atomic64_t emulated_copies;
 	atomic64_t emulated_bytes;
 	atomic64_t errors;
-
-	struct rcu_head rcu;
 };
 
 /* A COPY_DST being served, in the bio's per-bio data. */
@@ -115,15 +100,10 @@ struct copy_io {
 	enum copy_mode mode;		/* when the copy started */
 	u64 offloaded;			/* bytes the device below copied */
 	u64 copied;			/* from the start, by the device below */
-	/* the end of an offloaded copy; the flush after a FUA copy */
+	/* the start of the copy; its end; the flush after a FUA copy */
 	struct work_struct work;
 };
 
-static struct target_type copy_target;
-
-/* Every copy target, by id, so that a COPY_DST finds its source's. */
-static DEFINE_XARRAY(copy_targets);
-static atomic_long_t copy_next_id = ATOMIC_LONG_INIT(0);
 static struct workqueue_struct *copy_wq;
 
 static int copy_parse_mode(const char *name, enum copy_mode *mode)
@@ -292,16 +272,6 @@ static int copy_ctr(struct dm_target *ti, unsigned int argc, char **argv)
 		goto out_put_dev;
 	}
 
-	cc->table = ti->table;
-	cc->begin = ti->begin;
-	cc->len = ti->len;
-	cc->id = atomic_long_inc_return(&copy_next_id);
-	r = xa_insert(&copy_targets, cc->id, cc, GFP_KERNEL);
-	if (r) {
-		ti->error = "Cannot register copy target";
-		goto out_destroy_kc;
-	}
-
 	ti->num_flush_bios = 1;
 	ti->num_discard_bios = 1;
 	ti->num_secure_erase_bios = 1;
@@ -311,8 +281,6 @@ static int copy_ctr(struct dm_target *ti, unsigned int argc, char **argv)
 	ti->private = cc;
 	return 0;
 
-out_destroy_kc:
-	dm_kcopyd_client_destroy(cc->kc);
 out_put_dev:
 	dm_put_device(ti, cc->dev);
 out_free:
@@ -324,12 +292,10 @@ static void copy_dtr(struct dm_target *ti)
 {
 	struct copy_c *cc = ti->private;
 
-	xa_erase(&copy_targets, cc->id);
 	/* Waits for the jobs of copies that are still finishing. */
 	dm_kcopyd_client_destroy(cc->kc);
 	dm_put_device(ti, cc->dev);
-	/* Copy targets of other tables may still be looking at it. */
-	kfree_rcu(cc, rcu);
+	kfree(cc);
 }
 
 static sector_t copy_map_sector(struct dm_target *ti, sector_t bi_sector)
@@ -342,61 +308,6 @@ static sector_t copy_map_sector(struct dm_target *ti, sector_t bi_sector)
 static struct gendisk *copy_disk(struct dm_target *ti)
 {
 	return dm_disk(dm_table_get_md(ti->table));
-}
-
-/* Token fields of ours, after what blk_copy_token_stamp() fills in. */
-enum {
-	COPY_TOKEN_TARGET,	/* the stamping target's id */
-	COPY_TOKEN_DEV,		/* the device below it */
-	COPY_TOKEN_SECTOR,	/* the source's sector on that device */
-};
-
-/*
- * The source half: say where the data is, for the destination half: this
- * mapped device (diskseq, from the token core), the target, the device
- * below it and the sector there.
- */
-static blk_status_t copy_stamp(struct dm_target *ti, struct bio *bio)
-{
-	struct copy_c *cc = ti->private;
-	struct blk_copy_token *token = bio_copy_token(bio);
-
-	blk_copy_token_stamp(token, &copy_target, copy_disk(ti)->diskseq,
-			     bio->bi_iter.bi_sector, bio_sectors(bio));
-	token->priv[COPY_TOKEN_TARGET] = cc->id;
-	token->priv[COPY_TOKEN_DEV] = cc->dev->bdev->bd_dev;
-	token->priv[COPY_TOKEN_SECTOR] = copy_map_sector(ti,
-							 bio->bi_iter.bi_sector);
-	return BLK_STS_OK;
-}
-
-/*
- * Find the copy target the token's source lies in: a target of this very
- * table (so, of this device, under the table the token was stamped with,
- * which dm also checks) whose range holds the whole source.
- */
-static struct copy_c *copy_find_source(struct dm_target *ti,
-				       struct blk_copy_token *token,
-				       sector_t nr_sectors, sector_t *sector)
-{
-	struct copy_c *src;
-
-	if (!blk_copy_token_source(token, &copy_target,
-				   copy_disk(ti)->diskseq, nr_sectors,
-				   get_capacity(copy_disk(ti)), sector))
-		return NULL;
-
-	rcu_read_lock();
-	src = xa_load(&copy_targets, token->priv[COPY_TOKEN_TARGET]);
-	if (src && (src->table != ti->table || *sector < src->begin ||
-		    nr_sectors > src->begin + src->len - *sector ||
-		    token->priv[COPY_TOKEN_DEV] != src->dev->bdev->bd_dev ||
-		    token->priv[COPY_TOKEN_SECTOR] !=
-		    src->start + *sector - src->begin))
-		src = NULL;
-	rcu_read_unlock();
-	/* A target of our table lives as long as this bio is in flight. */
-	return src;
 }
 
 static void copy_end_io(struct copy_io *io, blk_status_t status)
@@ -541,48 +452,48 @@ static bool copy_offload(struct copy_io *io)
 	return r == -EIOCBQUEUED;
 }
 
-/*
- * End a copy bio in map with @status. DM_MAPIO_KILL would fail it with
- * BLK_STS_IOERR, but a refused copy must end with BLK_STS_NOTSUPP, so that
- * its caller falls back to reading and writing.
- */
-static int copy_refuse(struct bio *bio, blk_status_t status)
+/* Start a met copy, on the target's worker: it allocates and may wait. */
+static void copy_start(struct work_struct *work)
 {
-	bio->bi_status = status;
-	bio_endio(bio);
-	return DM_MAPIO_SUBMITTED;
-}
-
-/* The destination half: copy from the token's source to this bio. */
-static int copy_serve(struct dm_target *ti, struct bio *bio)
-{
-	struct copy_c *cc = ti->private;
-	struct copy_io *io = dm_per_bio_data(bio, sizeof(*io));
-	enum copy_mode mode = READ_ONCE(cc->mode);
-	struct block_device *dst_bdev = cc->dev->bdev;
-	struct copy_c *src;
-	sector_t sector;
+	struct copy_io *io = container_of(work, struct copy_io, work);
 	bool offload;
 
-	src = copy_find_source(ti, bio_copy_token(bio), bio_sectors(bio),
-			       &sector);
-	if (!src)
-		return copy_refuse(bio, BLK_STS_NOTSUPP);
 	/*
-	 * Starting a copy allocates and may wait (DM_TARGET_NOWAIT is for
-	 * the I/O mapped like dm-linear): a caller that may not wait retries
-	 * without REQ_NOWAIT.
+	 * Also between two devices below, when both copy: two volumes of one
+	 * disk pass both halves to it, where they meet.
 	 */
-	if (bio->bi_opf & REQ_NOWAIT)
-		return copy_refuse(bio, BLK_STS_AGAIN);
+	offload = io->mode != COPY_MODE_EMULATE &&
+		  bdev_max_copy_sectors(io->src_bdev) &&
+		  bdev_max_copy_sectors(io->cc->dev->bdev);
+	if (offload && copy_offload(io))
+		return;
+	if (io->mode == COPY_MODE_OFFLOAD)
+		/* The caller copies it instead, by reading and writing. */
+		copy_end_io(io, BLK_STS_NOTSUPP);
+	else
+		copy_emulate(io, 0);
+}
+
+/*
+ * The destination half, met with its source in a copy target of this
+ * table (the two stay in flight until the copy is over, so neither target
+ * can go away meanwhile): copy from there to here.
+ */
+static void copy_serve(struct bio *bio)
+{
+	struct dm_target *ti = blk_copy_dst_priv(bio);
+	struct dm_target *src_ti = blk_copy_src_priv(bio);
+	struct copy_c *cc = ti->private, *src = src_ti->private;
+	struct copy_io *io = dm_per_bio_data(bio, sizeof(*io));
+	struct block_device *dst_bdev = cc->dev->bdev;
 
 	io->cc = cc;
 	io->bio = bio;
 	io->src_bdev = src->dev->bdev;
-	io->src_sector = src->start + sector - src->begin;
+	io->src_sector = copy_map_sector(src_ti, blk_copy_src_sector(bio));
 	io->dst_sector = copy_map_sector(ti, bio->bi_iter.bi_sector);
 	io->nr_sectors = bio_sectors(bio);
-	io->mode = mode;
+	io->mode = READ_ONCE(cc->mode);
 	io->offloaded = 0;
 
 	if (io->src_bdev->bd_disk == dst_bdev->bd_disk) {
@@ -590,41 +501,31 @@ static int copy_serve(struct dm_target *ti, struct bio *bio)
 		sector_t out = io->dst_sector + dst_bdev->bd_start_sect;
 
 		/* Overlapping ranges have no defined result, whoever copies. */
-		if (in < out + io->nr_sectors && out < in + io->nr_sectors)
-			return copy_refuse(bio, BLK_STS_INVAL);
+		if (in < out + io->nr_sectors && out < in + io->nr_sectors) {
+			bio->bi_status = BLK_STS_INVAL;
+			bio_endio(bio);
+			return;
+		}
 	}
 
-	/*
-	 * Also between two devices below, when both copy: two volumes of one
-	 * disk pass both halves to it, which their token tells.
-	 */
-	offload = mode != COPY_MODE_EMULATE &&
-		  bdev_max_copy_sectors(io->src_bdev) &&
-		  bdev_max_copy_sectors(dst_bdev);
 	atomic_inc(&cc->inflight);
-	if (offload && copy_offload(io))
-		return DM_MAPIO_SUBMITTED;
-	if (mode == COPY_MODE_OFFLOAD)
-		/* The caller copies it instead, by reading and writing. */
-		copy_end_io(io, BLK_STS_NOTSUPP);
-	else
-		copy_emulate(io, 0);
-	return DM_MAPIO_SUBMITTED;
+	INIT_WORK(&io->work, copy_start);
+	queue_work(copy_wq, &io->work);
 }
 
 static int copy_map(struct dm_target *ti, struct bio *bio)
 {
 	struct copy_c *cc = ti->private;
 
-	switch (bio_op(bio)) {
-	case REQ_OP_COPY_SRC:
-		bio->bi_status = copy_stamp(ti, bio);
-		bio_endio(bio);
+	if (op_is_copy(bio->bi_opf)) {
+		/*
+		 * Both halves meet in this table, whichever of its copy
+		 * targets each landed in; the first waits for the other.
+		 */
+		bio = blk_copy_meet(bio, ti->table, copy_disk(ti)->diskseq, ti);
+		if (bio)
+			copy_serve(bio);
 		return DM_MAPIO_SUBMITTED;
-	case REQ_OP_COPY_DST:
-		return copy_serve(ti, bio);
-	default:
-		break;
 	}
 
 	bio_set_dev(bio, cc->dev->bdev);
@@ -761,7 +662,7 @@ static int copy_iterate_devices(struct dm_target *ti,
 
 static struct target_type copy_target = {
 	.name = "copy",
-	.version = {1, 0, 0},
+	.version = {1, 1, 0},
 	.features = DM_TARGET_NOWAIT,
 	.module = THIS_MODULE,
 	.ctr = copy_ctr,

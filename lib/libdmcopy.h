@@ -277,7 +277,7 @@ void dmcopy_caps_verdict(const struct dmcopy_caps *caps,
  *  8. Otherwise OFFLOAD, "<disk> offloads copies".
  *
  * What this cannot see: a device below a dm target that refuses a copy at
- * run time, tokens sealed by table swaps, and I/O errors; the kernel then
+ * run time, a copy refused during a suspend, and I/O errors; the kernel then
  * emulates, so OFFLOAD means "offered to the disk".
  * Returns 0 or a negative errno.
  */

@@ -1,10 +1,10 @@
 #!/usr/bin/env bats
 # SPDX-License-Identifier: GPL-2.0
 #
-# The copy core's KUnit suite (block/blk-copy-test.c, kernel patch 0007):
-# the token helpers, the checks on copy bios, and the asynchronous and
-# synchronous blkdev_copy_offload() against memory-backed disks that
-# refuse copies or fail reads on purpose. Loading the module runs it;
+# The copy core's KUnit suite (block/blk-copy-test.c, kernel patch 0008):
+# how the two halves of a copy meet, the checks on copy bios, and the
+# asynchronous and synchronous blkdev_copy_offload() against memory-backed
+# disks that refuse copies or fail reads on purpose. Loading the module runs it;
 # debugfs keeps the KTAP results.
 
 load ../lib/common

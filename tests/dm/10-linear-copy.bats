@@ -274,21 +274,22 @@ xfs_copy_range_dmt_a() {
 	[ "$mixed" = 0 ]
 }
 
-# swap_test RELOAD: copy 64 KiB inside dmt-a over a null_blk that completes
-# every command 2 s late; while the source half is in flight, suspend the
-# device (which waits for it, so the destination half waits in dm for the
-# resume), reload the same table if RELOAD is 1, and resume. Checks the
-# data and the bytes around the destination; sets SWAP_RW to the sectors
-# null_blk read and wrote for the copy and SWAP_OFFLOADED to the bytes
-# dmt-a's copy_stat counts as offloaded.
-swap_test() {
-	local reload=$1 len=65536 base=$MiB
+# inflight_test SUSPEND RELOAD: copy 64 KiB inside dmt-a over a null_blk
+# that completes every command 2 s late; while the copy is at null_blk (one
+# request, the destination half; the source half waits for it above),
+# suspend the device with SUSPEND ("" or --noflush), reload the same table
+# if RELOAD is 1, and resume. Checks the data and the bytes around the
+# destination; sets INFLIGHT_RW to the sectors null_blk read and wrote,
+# INFLIGHT_OFFLOADED to the bytes dmt-a's copy_stat counts as offloaded,
+# and INFLIGHT_SUSPEND_MS to how long the suspend took.
+inflight_test() {
+	local suspend=$1 reload=$2 len=65536 base=$MiB
 	# source, 64 KiB before the destination, destination, 64 KiB after:
 	# written and read back in one piece each, since every command takes
 	# 2 s.
 	local src=$base dst=$(( base + 2 * len ))
 	local table="0 $(( 64 * SECTORS_PER_MIB )) linear /dev/nullb0 $(( 8 * SECTORS_PER_MIB ))"
-	local d=$BATS_TEST_TMPDIR i pid
+	local d=$BATS_TEST_TMPDIR i pid t0
 
 	nullb_load copy_max_bytes=$MiB irqmode=2 completion_nsec=2000000000
 	dmsetup create dmt-a --table "$table"
@@ -302,33 +303,107 @@ swap_test() {
 
 	"$COPY_RANGE" -d /dev/mapper/dmt-a $src /dev/mapper/dmt-a $dst $len >"$d/out" 2>&1 &
 	pid=$!
-	# The source half has reached null_blk: in flight there for 2 s.
+	# The copy has reached null_blk: in flight there for 2 s.
 	for i in $(seq 1 300); do
 		[ "$(awk '{ print $1 + $2 }' /sys/block/nullb0/inflight)" = 0 ] || break
 		sleep 0.01
 	done
 	[ "$i" -lt 300 ] || fail "the copy never reached null_blk"
-	dmsetup suspend dmt-a
+	t0=$(date +%s%N)
+	dmsetup suspend $suspend dmt-a
+	INFLIGHT_SUSPEND_MS=$(( ($(date +%s%N) - t0) / 1000000 ))
 	[ "$reload" = 0 ] || dmsetup reload dmt-a --table "$table"
 	dmsetup resume dmt-a
 	wait $pid
 	[ "$(cat "$d/out")" = "copied=$len" ] || fail "copy-range: $(cat "$d/out")"
-	SWAP_RW=$(rw_since)
-	SWAP_OFFLOADED=$(copy_stat_since offloaded_bytes)
+	INFLIGHT_RW=$(rw_since)
+	INFLIGHT_OFFLOADED=$(copy_stat_since offloaded_bytes)
 	dev_expect /dev/mapper/dmt-a $base "$d/expect"
+	echo "suspend took $INFLIGHT_SUSPEND_MS ms; read/written below: $INFLIGHT_RW"
 }
 
-@test "suspend and resume between the halves of a copy, no new table: still offloaded" {
-	swap_test 0
-	[ "$SWAP_RW" = "0 0" ]
-	[ "$SWAP_OFFLOADED" = 65536 ]
+@test "a copy in flight across dmsetup suspend: the suspend waits for it, the copy is offloaded" {
+	inflight_test "" 0
+	[ "$INFLIGHT_RW" = "0 0" ]
+	[ "$INFLIGHT_OFFLOADED" = 65536 ]
+	# It waited for the copy's request at null_blk (2 s from its start).
+	[ "$INFLIGHT_SUSPEND_MS" -ge 500 ]
 }
 
-@test "a table swapped between the halves of a copy: the old table's token is refused, the copy emulated" {
-	swap_test 1
-	# The destination half came after the swap: refused by dm, so the
-	# block layer read and wrote the 64 KiB through the new table.
-	[ "$SWAP_RW" = "128 128" ]
-	[ "$SWAP_OFFLOADED" = 0 ]
-	[ "$(copy_stat_since emulated_bytes)" = 65536 ]
+@test "a table swapped while a copy is in flight: the copy ends before the swap, offloaded" {
+	inflight_test "" 1
+	[ "$INFLIGHT_RW" = "0 0" ]
+	[ "$INFLIGHT_OFFLOADED" = 65536 ]
+}
+
+@test "dmsetup suspend --noflush with a copy in flight: no hang, the data right" {
+	inflight_test --noflush 1
+	# Completed by the device, or refused and emulated: never lost.
+	[ "$INFLIGHT_OFFLOADED" = 65536 ] || [ "$INFLIGHT_RW" = "128 128" ]
+}
+
+# A copy through dm-top (linear) over dm-low (linear) over a slow null_blk;
+# dm-low is suspended, reloaded so that the source area maps elsewhere (to
+# B instead of A), and resumed while the copy is in flight. The copy ran
+# through the old table as a whole (A), never partly through each; a copy
+# made after the resume reads B.
+@test "dm-low reloaded under dm-top while a copy through both is in flight: every copy reads one table" {
+	local len=65536 d=$BATS_TEST_TMPDIR i pid
+	local mib=$SECTORS_PER_MIB
+	nullb_load copy_max_bytes=$MiB irqmode=2 completion_nsec=1000000000
+	random_file "$d/a" $len
+	random_file "$d/b" $len
+	dev_write /dev/nullb0 0 "$d/a"
+	dev_write /dev/nullb0 $(( 32 * MiB )) "$d/b"
+	# dm-low: 0-16 MiB -> A area (0), 16-32 MiB -> destination area
+	dmsetup create dmt-low --table "0 $(( 16 * mib )) linear /dev/nullb0 0
+$(( 16 * mib )) $(( 16 * mib )) linear /dev/nullb0 $(( 64 * mib ))"
+	dmsetup create dmt-top --table "0 $(( 32 * mib )) linear /dev/mapper/dmt-low 0"
+	copy_mark /dev/mapper/dmt-top
+	"$COPY_RANGE" -d /dev/mapper/dmt-top 0 /dev/mapper/dmt-top $(( 16 * MiB )) $len >"$d/out" 2>&1 &
+	pid=$!
+	for i in $(seq 1 300); do
+		[ "$(awk '{ print $1 + $2 }' /sys/block/nullb0/inflight)" = 0 ] || break
+		sleep 0.01
+	done
+	[ "$i" -lt 300 ] || fail "the copy never reached null_blk"
+	dmsetup suspend dmt-low
+	dmsetup reload dmt-low --table "0 $(( 16 * mib )) linear /dev/nullb0 $(( 32 * mib ))
+$(( 16 * mib )) $(( 16 * mib )) linear /dev/nullb0 $(( 64 * mib ))"
+	dmsetup resume dmt-low
+	wait $pid
+	[ "$(cat "$d/out")" = "copied=$len" ] || fail "copy-range: $(cat "$d/out")"
+	# The copy was in flight when the suspend began: it ran through the
+	# old table, whole.
+	dev_expect /dev/nullb0 $(( 64 * MiB )) "$d/a"
+	[ "$(copy_stat_since offloaded_bytes)" = $len ]
+	# Through the new table now.
+	"$COPY_RANGE" -d /dev/mapper/dmt-top 0 /dev/mapper/dmt-top $(( 16 * MiB )) $len
+	dev_expect /dev/nullb0 $(( 64 * MiB )) "$d/b"
+}
+
+@test "reloads of an unrelated dm device during a stream of copies: the copies stay offloaded" {
+	nullb_load copy_max_bytes=$(( 64 * 1024 ))
+	local n len=$(( 3 * MiB )) i pid copied offloaded
+	n=$(long_or 8 16)
+	dmsetup create dmt-a --table "0 $(( 256 * SECTORS_PER_MIB )) linear /dev/nullb0 $(( 8 * SECTORS_PER_MIB ))"
+	dmsetup create dmt-other --table "0 $(( 8 * SECTORS_PER_MIB )) linear /dev/nullb0 0"
+	stream_setup /dev/mapper/dmt-a $n $len
+	copy_mark /dev/mapper/dmt-a
+	copy_stream /dev/mapper/dmt-a $n $len &
+	pid=$!
+	i=0
+	while kill -0 $pid 2>/dev/null; do
+		dmsetup suspend dmt-other
+		dmsetup reload dmt-other --table "0 $(( 8 * SECTORS_PER_MIB )) linear /dev/nullb0 0"
+		dmsetup resume dmt-other
+		i=$(( i + 1 ))
+	done
+	wait $pid
+	stream_check /dev/mapper/dmt-a $n $len
+	offloaded=$(copy_stat_since offloaded_bytes)
+	copied=$(( n * len ))
+	echo "$i reloads of dmt-other; $offloaded of $copied bytes offloaded"
+	[ "$i" -ge 1 ]
+	[ $(( offloaded * 100 )) -ge $(( copied * 99 )) ]
 }

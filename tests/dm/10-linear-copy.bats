@@ -239,7 +239,7 @@ xfs_copy_range_dmt_a() {
 	stream_check /dev/mapper/dmt-a $n $len
 }
 
-@test "a reload that moves the source between the halves of a copy: the new data is copied" {
+@test "a reload that moves the source during a long copy: every piece holds the old or the new data" {
 	nullb_load copy_max_bytes=$(( 64 * 1024 ))
 	D=$BATS_TEST_TMPDIR
 	local len=$(( 32 * MiB )) i

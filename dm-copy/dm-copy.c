@@ -327,6 +327,8 @@ static void copy_end_io(struct copy_io *io, blk_status_t status)
 		atomic64_inc(&cc->emulated_copies);
 		atomic64_add(io->offloaded, &cc->offloaded_bytes);
 		atomic64_add(bytes - io->offloaded, &cc->emulated_bytes);
+		/* dm-kcopyd read and wrote: the caller counts it as emulated */
+		blk_copy_set_emulated(bio);
 	}
 	/* Before the bio ends: then the target may go away. */
 	if (atomic_dec_and_test(&cc->inflight))

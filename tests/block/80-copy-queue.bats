@@ -259,6 +259,7 @@ cgroup_copy_ms() {
 	echo "dev == $(( $(stat -c %Hr /dev/nullb0) << 20 | $(stat -c %Lr /dev/nullb0) ))" \
 		>$t/events/block/block_rq_issue/filter
 	echo 1 >$t/events/block/block_rq_issue/enable
+	copy_mark
 	run "$COPY_RANGE" -d /dev/nullb0 0 /dev/nullb0 $(( 64 * MiB )) $(( 16 * MiB ))
 	echo 0 >$t/events/block/block_rq_issue/enable
 	echo 0 >$t/events/block/block_rq_issue/filter
@@ -268,5 +269,9 @@ cgroup_copy_ms() {
 	echo "requests issued: $dst CD, $src CS (devno $devno)"
 	[ "$dst" = 16 ]
 	[ "$src" = 0 ]
+	# copy_stat: one call offloaded, 16 copies the disk executed, once each.
+	[ "$(copy_stat_since offloaded_copies)" = 1 ]
+	[ "$(copy_stat_since device_copies)" = 16 ]
+	[ "$(copy_stat_since device_bytes)" = $(( 16 * MiB )) ]
 	dev_expect /dev/nullb0 $(( 64 * MiB )) "$D/src"
 }

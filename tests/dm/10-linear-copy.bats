@@ -407,3 +407,25 @@ $(( 16 * mib )) $(( 16 * mib )) linear /dev/nullb0 $(( 64 * mib ))"
 	[ "$i" -ge 1 ]
 	[ $(( offloaded * 100 )) -ge $(( copied * 99 )) ]
 }
+
+@test "copy_stat counts a copy on every layer it passed: dm-linear over dm-linear over null_blk" {
+	nullb_load copy_max_bytes=$MiB
+	local len=$(( 4 * MiB )) top low disk
+	dmsetup create dmt-low --table "0 $(( 256 * SECTORS_PER_MIB )) linear /dev/nullb0 $(( 8 * SECTORS_PER_MIB ))"
+	dmsetup create dmt-top --table "0 $(( 128 * SECTORS_PER_MIB )) linear /dev/mapper/dmt-low $(( 64 * SECTORS_PER_MIB ))"
+	low=$(copy_stat /dev/mapper/dmt-low device_bytes)
+	disk=$(copy_stat /dev/nullb0 device_bytes)
+	copy_mark /dev/mapper/dmt-top
+	copy_and_verify /dev/mapper/dmt-top 0 /dev/mapper/dmt-top $(( 32 * MiB )) $len
+	for d in dmt-top dmt-low; do echo "$d: $(disk_attr /dev/mapper/$d copy_stat)"; done
+	echo "nullb0: $(disk_attr /dev/nullb0 copy_stat)"
+	# The call is counted where it was made; the copies the disk executed
+	# on the way down, once on each device.
+	[ "$(copy_stat_since offloaded_bytes)" = $len ]
+	[ "$(copy_stat_since device_bytes)" = $len ]
+	[ "$(copy_stat_since device_copies)" = 4 ]
+	[ "$(copy_stat /dev/mapper/dmt-low device_bytes)" = $(( low + len )) ]
+	[ "$(copy_stat /dev/mapper/dmt-low offloaded_bytes)" = 0 ]
+	[ "$(copy_stat /dev/nullb0 device_bytes)" = $(( disk + len )) ]
+	[ "$(copy_stat /dev/nullb0 offloaded_bytes)" = 0 ]
+}

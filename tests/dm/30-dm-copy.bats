@@ -72,6 +72,28 @@ copy_counters() {
 	[ "$COPY_RW" = "$(( len / 512 )) $(( len / 512 ))" ]
 }
 
+@test "copy_stat: a dm-kcopyd emulation through the copy target counts as emulated, never as executed" {
+	nullb_load copy_max_bytes=$MiB
+	copy_dev dmt-c /dev/nullb0 16 512 mode emulate
+	local len=$(( 3 * MiB )) below
+	below=$(disk_attr /dev/nullb0 copy_stat)
+	copy_mark /dev/mapper/dmt-c
+	copy_and_verify /dev/mapper/dmt-c $(( 2 * MiB )) /dev/mapper/dmt-c $(( 100 * MiB )) $len
+	echo "dmt-c copy_stat: $(disk_attr /dev/mapper/dmt-c copy_stat)"
+	[ "$(copy_stat_since emulated_bytes)" = $len ]
+	[ "$(copy_stat_since offloaded_bytes)" = 0 ]
+	[ "$(copy_stat_since device_bytes)" = 0 ]
+	# Nothing copied by the disk below either.
+	[ "$(disk_attr /dev/nullb0 copy_stat)" = "$below" ]
+	# In mode auto the disk below executes it: counted on both.
+	dmsetup message dmt-c 0 mode auto
+	copy_mark /dev/mapper/dmt-c
+	copy_and_verify /dev/mapper/dmt-c $(( 2 * MiB )) /dev/mapper/dmt-c $(( 100 * MiB )) $len
+	[ "$(copy_stat_since offloaded_bytes)" = $len ]
+	[ "$(copy_stat_since device_bytes)" = $len ]
+	[ "$(copy_stat /dev/nullb0 device_bytes)" = $(( $(read -r -a v <<<"$below"; echo "${v[7]}") + len )) ]
+}
+
 @test "over null_blk, mode offload: offloaded" {
 	nullb_load copy_max_bytes=$MiB
 	copy_dev dmt-c /dev/nullb0 16 512 mode offload
@@ -86,8 +108,11 @@ copy_counters() {
 	copy_mark /dev/mapper/dmt-c
 	copy_and_verify /dev/mapper/dmt-c $(( 1 * MiB )) /dev/mapper/dmt-c $(( 40 * MiB )) $(( 5 * MiB ))
 	[ "$(copy_counters dmt-c)" = "0 0 1 $(( 5 * MiB )) 0 0" ]
-	# The block layer saw the device copy it (dm-copy did).
-	[ "$(copy_stat_since offloaded_bytes)" = $(( 5 * MiB )) ]
+	# dm-kcopyd read and wrote it: the caller counts it as emulated, not
+	# as copied by a device.
+	[ "$(copy_stat_since emulated_bytes)" = $(( 5 * MiB )) ]
+	[ "$(copy_stat_since offloaded_bytes)" = 0 ]
+	[ "$(copy_stat_since device_bytes)" = 0 ]
 
 	dmsetup message dmt-c 0 mode offload
 	copy_mark /dev/mapper/dmt-c

@@ -288,7 +288,8 @@ disk_attr() {
 
 # The position of each counter in copy_stat.
 declare -gA COPY_STAT_FIELD=([offloaded_copies]=0 [offloaded_bytes]=1
-	[emulated_copies]=2 [emulated_bytes]=3 [failed_copies]=4 [failed_bytes]=5)
+	[emulated_copies]=2 [emulated_bytes]=3 [failed_copies]=4 [failed_bytes]=5
+	[device_copies]=6 [device_bytes]=7)
 
 # copy_stat_field FIELD: COPY_STAT_I gets the position of FIELD.
 copy_stat_field() {

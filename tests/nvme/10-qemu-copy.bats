@@ -23,6 +23,8 @@ setup() {
 
 teardown() {
 	local ns
+	dmsetup remove dmt-lv1 2>/dev/null || true
+	dmsetup remove dmt-lv2 2>/dev/null || true
 	for ns in "$NS1" "$NS2" "$NS3"; do
 		[ -b "$ns" ] && echo "$(queue_attr "$ns" copy_max_hw_bytes)" \
 			>"/sys/block/$(disk_name "$ns")/queue/copy_max_bytes"
@@ -125,6 +127,28 @@ offloaded_copy() {
 	dev_expect "$NS1" $(( 150 * MiB )) "$d/src"
 	dev_expect "$NS1" $(( 150 * MiB - 64 * KiB )) "$d/guard"
 	dev_expect "$NS1" $(( 152 * MiB )) "$d/guard"
+}
+
+@test "copy_stat: a copy between two volumes of the namespace counts on the destination volume and on the namespace" {
+	local lim len mib=2048 ns
+	lim=$(limit "$NS1")
+	[ "$lim" -gt 0 ] || skip "NSID 1 does not copy"
+	len=$(( 4 * lim ))
+	ns=$(disk_name "$NS1")
+	# Two "logical volumes" of the namespace, as LVM would map them.
+	dmsetup create dmt-lv1 --table "0 $(( 64 * mib )) linear $NS1 $(( 300 * mib ))"
+	dmsetup create dmt-lv2 --table "0 $(( 64 * mib )) linear $NS1 $(( 400 * mib ))"
+	local lv1 nsb
+	lv1=$(disk_attr /dev/mapper/dmt-lv1 copy_stat)
+	nsb=$(copy_stat "$NS1" device_bytes)
+	copy_mark /dev/mapper/dmt-lv2
+	copy_and_verify /dev/mapper/dmt-lv1 $MiB /dev/mapper/dmt-lv2 $(( 8 * MiB )) $len
+	echo "dmt-lv2: $(disk_attr /dev/mapper/dmt-lv2 copy_stat); $ns: $(disk_attr "$NS1" copy_stat)"
+	[ "$(copy_stat_since offloaded_bytes)" = $len ]
+	[ "$(copy_stat_since device_bytes)" = $len ]
+	[ "$(copy_stat "$NS1" device_bytes)" = $(( nsb + len )) ]
+	# Counted where it writes: the source volume saw no copy into it.
+	[ "$(disk_attr /dev/mapper/dmt-lv1 copy_stat)" = "$lv1" ]
 }
 
 @test "copy_max_bytes=0 on the namespace: emulated, exact, nothing offloaded" {

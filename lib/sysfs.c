@@ -244,11 +244,15 @@ static int read_required(struct dmcopy_ctx *ctx, uint64_t *value,
 	return r;
 }
 
+/*
+ * Six numbers (the calls made on this disk), or eight since kernels count
+ * the copies a device executed that passed through the disk as well.
+ */
 static int read_copy_stat(struct dmcopy_ctx *ctx, struct dmcopy_caps *caps)
 {
-	unsigned long long v[6];
+	unsigned long long v[8];
 	char buf[256], tail;
-	int r;
+	int r, n;
 
 	r = dmcopy_sysfs_read(ctx, buf, sizeof(buf), "block/%s/copy_stat",
 			      caps->disk);
@@ -256,8 +260,9 @@ static int read_copy_stat(struct dmcopy_ctx *ctx, struct dmcopy_caps *caps)
 		return 0;
 	if (r < 0)
 		return r;
-	if (sscanf(buf, "%llu %llu %llu %llu %llu %llu %c", &v[0], &v[1],
-		   &v[2], &v[3], &v[4], &v[5], &tail) != 6)
+	n = sscanf(buf, "%llu %llu %llu %llu %llu %llu %llu %llu %c", &v[0],
+		   &v[1], &v[2], &v[3], &v[4], &v[5], &v[6], &v[7], &tail);
+	if (n != 6 && n != 8)
 		return dmcopy_err(ctx, -EIO, "%s: unexpected copy_stat '%s'",
 				  caps->disk, buf);
 	caps->has_copy_stat = true;

@@ -25,7 +25,7 @@ sysfs_write() {
 	local q=/sys/block/vda/queue
 	[ "$(cat $q/copy_max_hw_bytes)" = 0 ]
 	[ "$(cat $q/copy_max_bytes)" = 0 ]
-	[ "$(cat /sys/block/vda/copy_stat)" = "0 0 0 0 0 0" ]
+	[ "$(cat /sys/block/vda/copy_stat)" = "0 0 0 0 0 0 0 0" ]
 
 	run sysfs_write $q/copy_max_bytes 512
 	[ "$status" -ne 0 ]

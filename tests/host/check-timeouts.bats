@@ -73,7 +73,12 @@ teardown() { [ "$BATS_TEST_DESCRIPTION" != "hangs, and its teardown too" ] || sl
 	[[ $output == *"# timeout: the teardown still runs"* ]]
 	# begin lines name each test as it starts
 	[[ $output == *$'\n# bats-begin 2 hangs under run\n'* ]]
-	# nothing left behind
+	# nothing left behind (a process just sent SIGTERM may take a moment)
+	local i
+	for i in $(seq 50); do
+		pgrep -x -f "sleep 600" >/dev/null || break
+		sleep 0.1
+	done
 	! pgrep -x -f "sleep 600" >/dev/null
 }
 

@@ -40,6 +40,7 @@ teardown_file() {
 	nvmet_teardown
 	umount "$BATS_FILE_TMPDIR/tmpfs" 2>/dev/null || true
 	nullb_cfg_remove_all
+	guest_teardown_file
 }
 
 setup() {

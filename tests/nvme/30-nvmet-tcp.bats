@@ -59,6 +59,7 @@ teardown_file() {
 	nullb_cfg_remove_all
 	ip netns del "$TGT_NS" 2>/dev/null || true
 	ip netns del "$HOST_NS" 2>/dev/null || true
+	guest_teardown_file
 }
 
 setup() {

@@ -9,6 +9,7 @@
 # nothing outside the copy changes, and the kernel logs no bug.
 
 load ../lib/common
+load ../lib/dm
 
 MiB=1048576
 
@@ -25,6 +26,7 @@ teardown() {
 		[ -w /sys/kernel/debug/$f/probability ] &&
 			echo 0 >/sys/kernel/debug/$f/probability
 	done
+	dm_cleanup
 	nullb_unload || true
 	guest_teardown
 }
@@ -196,18 +198,39 @@ bad_chunk_copy() {
 	[ "$(copy_stat_since emulated_bytes)" = $(( 3 * len )) ]
 }
 
-@test "40 emulated copies at once between two disks, order-7 allocations failing: all complete, data right" {
+@test "40 emulated copies at once between two disks, order-7 allocations failing, dm-thin breaking sharing: all complete, data right" {
 	local f=/sys/kernel/debug/fail_page_alloc
 	[ -d $f ] || skip "kernel without CONFIG_FAIL_PAGE_ALLOC"
 	# Two disks: every copy is emulated, 8 chunk slots each, 320 slots
 	# wanting a 512 KiB buffer with two in the reserve: more than the
 	# copy workqueue runs at once (256), so a slot that slept there for
 	# a buffer would keep the slots holding one from giving it back.
+	# Meanwhile dm-thin on nullb1 breaks sharing with copies of its own
+	# (offloaded through dm-kcopyd), which must not queue behind them.
 	nullb_load nr_devices=2 copy_max_bytes=$MiB
-	local i n=40 len=$(( 4 * MiB )) budget=1000000 t stuck=
+	local i n=40 len=$(( 4 * MiB )) budget=1000000 t stuck= thin_pid blk=$(( 512 * 1024 ))
 	local -a pids=()
 	random_file "$D/src" $len
 	dev_write /dev/nullb0 0 "$D/src"
+	linear dmt-tmeta /dev/nullb1 512 8
+	linear dmt-tdata /dev/nullb1 576 64
+	dd if=/dev/zero of=/dev/mapper/dmt-tmeta bs=1M count=1 oflag=direct status=none
+	dmsetup create dmt-pool --table "0 $(( 64 * 2048 )) thin-pool /dev/mapper/dmt-tmeta /dev/mapper/dmt-tdata 1024 0 1 skip_block_zeroing"
+	dmsetup message dmt-pool 0 "create_thin 0"
+	dmsetup create dmt-thin --table "0 $(( 16 * 2048 )) thin /dev/mapper/dmt-pool 0"
+	random_file "$D/origin" $(( 16 * MiB ))
+	dev_write /dev/mapper/dmt-thin 0 "$D/origin"
+	dmsetup suspend dmt-thin
+	dmsetup message dmt-pool 0 "create_snap 1 0"
+	dmsetup resume dmt-thin
+	dmsetup create dmt-snap --table "0 $(( 16 * 2048 )) thin /dev/mapper/dmt-pool 1"
+	cp "$D/origin" "$D/snap"
+	random_file "$D/w" $(( 32 * 4096 ))
+	for (( i = 0; i < 32; i++ )); do
+		dd if="$D/w" of="$D/snap" bs=4096 skip=$i seek=$(( i * blk / 4096 + 2 )) \
+			count=1 conv=notrunc status=none
+	done
+
 	echo 0 >$f/verbose
 	echo N >$f/ignore-gfp-wait
 	echo N >$f/ignore-gfp-highmem
@@ -219,18 +242,28 @@ bad_chunk_copy() {
 		"$COPY_RANGE" -d /dev/nullb0 0 /dev/nullb1 $(( i * 8 * MiB )) $len >"$D/out$i" &
 		pids+=($!)
 	done
+	# 4 KiB into the middle of each of the snapshot's 32 blocks: dm-thin
+	# copies the rest of the block first.
+	(
+		for (( i = 0; i < 32; i++ )); do
+			dd if="$D/w" of=/dev/mapper/dmt-snap bs=4096 skip=$i \
+				seek=$(( i * blk / 4096 + 2 )) count=1 oflag=direct status=none || exit 1
+		done
+	) &
+	thin_pid=$!
 	for t in $(seq 120); do
-		kill -0 "${pids[@]}" 2>/dev/null || break
+		kill -0 "${pids[@]}" $thin_pid 2>/dev/null || break
 		sleep 0.5
 	done
-	kill -0 "${pids[@]}" 2>/dev/null && stuck=1
+	kill -0 "${pids[@]}" $thin_pid 2>/dev/null && stuck=1
 	echo 0 >$f/probability
 	echo "injected failures: $(( budget - $(cat $f/times) ))"
-	[ -z "$stuck" ] || fail "copies still waiting for emulation buffers after 60 s"
+	[ -z "$stuck" ] || fail "copies or dm-thin writes still waiting after 60 s"
 	for (( i = 0; i < n; i++ )); do
 		wait "${pids[i]}" || fail "copy $i: $(cat "$D/out$i")"
 		[ "$(cat "$D/out$i")" = "copied=$len" ]
 	done
+	wait $thin_pid || fail "a write to the thin snapshot failed"
 	[ $(( budget - $(cat $f/times) )) -gt 0 ]
 	for (( i = 0; i < n; i++ )); do
 		dev_expect /dev/nullb1 $(( i * 8 * MiB )) "$D/src"
@@ -238,5 +271,7 @@ bad_chunk_copy() {
 	# Between two destinations nothing was written: still zeroes.
 	head -c $len /dev/zero >"$D/zero"
 	dev_expect /dev/nullb1 $(( 4 * MiB )) "$D/zero"
+	dev_expect /dev/mapper/dmt-snap 0 "$D/snap"
+	dev_expect /dev/mapper/dmt-thin 0 "$D/origin"
 	[ "$(copy_stat_since emulated_bytes)" = $(( n * len )) ]
 }

@@ -384,27 +384,31 @@ $(( 16 * mib )) $(( 16 * mib )) linear /dev/nullb0 $(( 64 * mib ))"
 
 @test "reloads of an unrelated dm device during a stream of copies: the copies stay offloaded" {
 	nullb_load copy_max_bytes=$(( 64 * 1024 ))
-	local n len=$(( 3 * MiB )) i pid copied offloaded
-	n=$(long_or 8 16)
+	local n=8 len=$(( 3 * MiB )) reloads rounds=0 pid copied offloaded
+	# A fixed number of reloads (1000 in the long form), with copies
+	# running all the while.
+	reloads=$(long_or 100 1000)
 	dmsetup create dmt-a --table "0 $(( 256 * SECTORS_PER_MIB )) linear /dev/nullb0 $(( 8 * SECTORS_PER_MIB ))"
 	dmsetup create dmt-other --table "0 $(( 8 * SECTORS_PER_MIB )) linear /dev/nullb0 0"
 	stream_setup /dev/mapper/dmt-a $n $len
 	copy_mark /dev/mapper/dmt-a
-	copy_stream /dev/mapper/dmt-a $n $len &
+	(
+		for (( i = 0; i < reloads; i++ )); do
+			dmsetup suspend dmt-other &&
+			dmsetup reload dmt-other --table "0 $(( 8 * SECTORS_PER_MIB )) linear /dev/nullb0 0" &&
+			dmsetup resume dmt-other || exit 1
+		done
+	) &
 	pid=$!
-	i=0
 	while kill -0 $pid 2>/dev/null; do
-		dmsetup suspend dmt-other
-		dmsetup reload dmt-other --table "0 $(( 8 * SECTORS_PER_MIB )) linear /dev/nullb0 0"
-		dmsetup resume dmt-other
-		i=$(( i + 1 ))
+		copy_stream /dev/mapper/dmt-a $n $len
+		rounds=$(( rounds + 1 ))
 	done
-	wait $pid
+	wait $pid || fail "a reload of dmt-other failed"
 	stream_check /dev/mapper/dmt-a $n $len
 	offloaded=$(copy_stat_since offloaded_bytes)
-	copied=$(( n * len ))
-	echo "$i reloads of dmt-other; $offloaded of $copied bytes offloaded"
-	[ "$i" -ge 1 ]
+	copied=$(( rounds * n * len ))
+	echo "$reloads reloads of dmt-other during $rounds rounds of $n copies; $offloaded of $copied bytes offloaded"
 	[ $(( offloaded * 100 )) -ge $(( copied * 99 )) ]
 }
 

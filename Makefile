@@ -96,19 +96,19 @@ check-vm: deps kernel modules helpers userspace
 	tests/check --vm
 
 # An interactive guest on this terminal; exit powers it off.
-vm-shell: kernel modules
+vm-shell: deps kernel modules
 	tests/vm/run --shell
 
-# Throughput ratios measured side by side in one guest (not a test): local
-# copies, through device-mapper, then NVMe/TCP between two network
-# namespaces of the guest.
-bench: kernel modules helpers
+# Requests at the disk per offloaded copy, then throughput ratios measured
+# side by side in one guest (not a test): local copies, through
+# device-mapper, then NVMe/TCP between two network namespaces of the guest.
+bench: deps kernel modules helpers
 	tests/vm/run --mem 3072 --disk 1G --timeout 5400 -- \
-		sh -c 'tests/bench/copy && tests/bench/dm && tests/bench/nvme-tcp'
+		sh -c 'tests/bench/requests && tests/bench/copy && tests/bench/dm && tests/bench/nvme-tcp'
 
 # Provisioning VM disks from a golden image, told step by step (not a
 # test): thick clones, thin snapshots, offload vs no offload vs dd.
-demo: kernel modules helpers userspace
+demo: deps kernel modules helpers userspace
 	tests/vm/run --mem 2048 --timeout 3600 \
 		--nvme 8G,mssrl=2048,mcl=2048,msrc=1 -- tests/demo/provision-demo
 

@@ -89,6 +89,25 @@ static int check_aligned(struct dmcopy_ctx *ctx, const char *what,
 			  what, value, e->align, e->path);
 }
 
+/*
+ * The kernel takes offsets and ends below 2^63 (loff_t): past that, a copy
+ * would fail half way with EINVAL or EFBIG, so it is refused before any I/O.
+ */
+static int check_kernel_range(struct dmcopy_ctx *ctx,
+			      const struct dmcopy_copy_end *e, uint64_t off,
+			      uint64_t len)
+{
+	if (off > INT64_MAX)
+		return dmcopy_err(ctx, -EINVAL, "%s: offset %" PRIu64
+				  " is past what the kernel takes (%" PRId64 ")",
+				  e->path, off, INT64_MAX);
+	if (len != DMCOPY_LENGTH_FIT && len > (uint64_t)INT64_MAX - off)
+		return dmcopy_err(ctx, -EINVAL, "%s: %" PRIu64 " bytes at %" PRIu64
+				  " end past what the kernel takes (%" PRId64 ")",
+				  e->path, len, off, INT64_MAX);
+	return 0;
+}
+
 int dmcopy_copy_plan(struct dmcopy_ctx *ctx,
 		     const struct dmcopy_copy_end *src, uint64_t src_off,
 		     const struct dmcopy_copy_end *dst, uint64_t dst_off,
@@ -97,7 +116,11 @@ int dmcopy_copy_plan(struct dmcopy_ctx *ctx,
 	uint64_t n = *len;
 	int r;
 
-	r = check_offset(ctx, src, src_off);
+	r = check_kernel_range(ctx, src, src_off, n);
+	if (!r)
+		r = check_kernel_range(ctx, dst, dst_off, n);
+	if (!r)
+		r = check_offset(ctx, src, src_off);
 	if (!r)
 		r = check_offset(ctx, dst, dst_off);
 	if (r)

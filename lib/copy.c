@@ -138,9 +138,53 @@ static int check_holders(struct dmcopy_ctx *ctx, const struct copy_side *dst)
 
 	if (!dst->end.is_blockdev || !caps->nr_holders)
 		return 0;
-	return dmcopy_err(ctx, -EBUSY, "%s: in use by %s%s (force copies anyway)",
+	return dmcopy_err(ctx, -EBUSY, "%s: in use by %s%s (force twice copies anyway)",
 			  dst->end.path, caps->holders[0],
 			  caps->nr_holders > 1 ? " and others" : "");
+}
+
+/*
+ * Is @devno, or for a whole disk one of its partitions, mounted? The
+ * exclusive open below refuses such a device too, but cannot say why:
+ * this names the mount point.
+ */
+static int check_mounted(struct dmcopy_ctx *ctx, const struct copy_side *dst)
+{
+	const struct dmcopy_caps *caps = &dst->caps;
+	unsigned int maj, min, pmaj, pmin;
+	char line[4096], mnt[4096], buf[32];
+	FILE *f;
+	int r = 0;
+
+	if (!dst->end.is_blockdev)
+		return 0;
+	f = fopen("/proc/self/mountinfo", "re");
+	if (!f)
+		return 0;
+	while (!r && fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "%*u %*u %u:%u %*s %4095s", &maj, &min, mnt) != 3)
+			continue;
+		if (maj == caps->major && min == caps->minor) {
+			r = dmcopy_err(ctx, -EBUSY, "%s: mounted on %s (force twice copies anyway)",
+				       dst->end.path, mnt);
+			break;
+		}
+		/* a partition of this disk: its dev is under the disk's dir */
+		if (caps->partition_start || !caps->disk[0])
+			continue;
+		if (dmcopy_sysfs_read(ctx, buf, sizeof(buf), "dev/block/%u:%u/partition",
+				      maj, min) < 0)
+			continue;
+		if (dmcopy_sysfs_read(ctx, buf, sizeof(buf), "dev/block/%u:%u/../dev",
+				      maj, min) < 0 ||
+		    sscanf(buf, "%u:%u", &pmaj, &pmin) != 2)
+			continue;
+		if (pmaj == caps->major && pmin == caps->minor)
+			r = dmcopy_err(ctx, -EBUSY, "%s: a partition (%u:%u) is mounted on %s (force twice copies anyway)",
+				       dst->end.path, maj, min, mnt);
+	}
+	fclose(f);
+	return r;
 }
 
 static int open_side(struct dmcopy_ctx *ctx, struct copy_side *side,
@@ -160,7 +204,7 @@ static int open_side(struct dmcopy_ctx *ctx, struct copy_side *side,
 	r = -errno;
 	if (r == -EBUSY && (flags & O_EXCL))
 		return dmcopy_err(ctx, r,
-				  "%s: in use: mounted or opened exclusively by another program (force copies anyway)",
+				  "%s: in use: opened exclusively by another program (force twice copies anyway)",
 				  side->end.path);
 	return dmcopy_err(ctx, r, "%s: cannot open: %s", side->end.path,
 			  strerror(-r));
@@ -249,8 +293,12 @@ static int alloc_buffer(struct copy_run *run)
 	return 0;
 }
 
-/* One chunk read and written here, in pieces of the aligned buffer. */
-static int user_chunk(struct copy_run *run, uint64_t n)
+/*
+ * One chunk read and written here, in pieces of the aligned buffer. A stop
+ * request is seen between pieces: a chunk of 64M is seconds of I/O.
+ */
+static int user_chunk(struct copy_run *run, uint64_t n,
+		      const volatile sig_atomic_t *stop)
 {
 	struct dmcopy_copy_report *rep = run->rep;
 	uint64_t end = rep->copied + n;
@@ -261,6 +309,8 @@ static int user_chunk(struct copy_run *run, uint64_t n)
 	if (!run->buf && (r = alloc_buffer(run)))
 		return r;
 	while (rep->copied < end) {
+		if (stop && *stop)
+			return 0;
 		want = end - rep->copied < run->buf_len ?
 			(size_t)(end - rep->copied) : run->buf_len;
 		got = pread(run->src.fd, run->buf, want,
@@ -316,7 +366,7 @@ static int copy_loop(struct copy_run *run, const struct dmcopy_copy_opts *o)
 		if (n > run->chunk)
 			n = run->chunk;
 		if (user) {
-			r = user_chunk(run, n);
+			r = user_chunk(run, n, o->stop);
 		} else {
 			r = kernel_chunk(run, n, o->stop);
 			if (r == 1) {
@@ -365,12 +415,14 @@ static int prepare(struct copy_run *run, const char *src_path,
 	if (r)
 		return r;
 	run->rep->length = len;
-	if (!o->force && ((r = probe_destination(ctx, &run->dst)) ||
-			  (r = check_holders(ctx, &run->dst))))
+	if (!o->force_in_use && ((r = check_mounted(ctx, &run->dst)) ||
+				 (r = check_holders(ctx, &run->dst))))
 		return r;
-	r = open_side(ctx, &run->src, false, o->force);
+	if (!o->force && (r = probe_destination(ctx, &run->dst)))
+		return r;
+	r = open_side(ctx, &run->src, false, o->force_in_use);
 	if (!r)
-		r = open_side(ctx, &run->dst, true, o->force);
+		r = open_side(ctx, &run->dst, true, o->force_in_use);
 	if (r)
 		return r;
 

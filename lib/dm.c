@@ -359,6 +359,36 @@ out:
 	return r;
 }
 
+int dmcopy_dm_uuid(struct dmcopy_ctx *ctx, const char *name, char *uuid,
+		   size_t len)
+{
+	struct dm_task *dmt;
+	struct dm_info info;
+	const char *u;
+	int r = 0;
+
+	dmt = new_task(ctx, DM_DEVICE_INFO, name, &r);
+	if (!dmt)
+		goto out;
+	if (!dm_task_run(dmt) || !dm_task_get_info(dmt, &info)) {
+		r = task_failed(ctx, dmt, name, "info");
+		goto out;
+	}
+	if (!info.exists) {
+		r = dmcopy_err(ctx, -ENODEV, "%s: no such mapped device", name);
+		goto out;
+	}
+	u = dm_task_get_uuid(dmt);
+	r = dmcopy_snprintf(uuid, len, "%s", u ? u : "");
+	if (r < 0)
+		dmcopy_err(ctx, r, "%s: uuid too long", name);
+out:
+	if (dmt)
+		dm_task_destroy(dmt);
+	dm_log_end();
+	return r < 0 ? r : 0;
+}
+
 int dmcopy_message(struct dmcopy_ctx *ctx, const char *name, uint64_t sector,
 		   const char *text)
 {

@@ -475,6 +475,14 @@ int dmcopy_dm_resume(struct dmcopy_ctx *ctx, const char *name);
 int dmcopy_dm_remove(struct dmcopy_ctx *ctx, const char *name);
 
 /*
+ * dmcopy_dm_uuid - the uuid of mapped device @name into @uuid ("" when it
+ * has none; DMCOPY_UUID_LEN bytes hold any). -ENODEV when there is no
+ * such device.
+ */
+int dmcopy_dm_uuid(struct dmcopy_ctx *ctx, const char *name, char *uuid,
+		   size_t len);
+
+/*
  * dmcopy_message - send @text to the target of @name at @sector, as
  * "dmsetup message NAME SECTOR TEXT" ("mode emulate", "stats reset").
  */
@@ -583,8 +591,14 @@ int dmcopy_copy_plan(struct dmcopy_ctx *ctx,
 struct dmcopy_copy_opts {
 	uint64_t chunk_bytes;	/* per call, rounded down to whole blocks;
 				   0: DMCOPY_DEFAULT_CHUNK */
-	bool force;		/* overwrite signatures and devices in use */
+	bool force;		/* overwrite signatures (filesystems, tables) */
 	bool no_offload;	/* never copy_file_range(): read and write */
+	/*
+	 * Write also to a device in use: mounted (itself or, for a whole
+	 * disk, a partition), with holders, or opened exclusively by another
+	 * program. In the padding after no_offload: the size stays.
+	 */
+	bool force_in_use;
 	/* called with 0 first, then after every chunk; may be NULL */
 	void (*progress)(uint64_t done, uint64_t total, void *data);
 	void *progress_data;

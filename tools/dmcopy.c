@@ -5,7 +5,7 @@
  *   dmcopy status [options] [DEVICE...]
  *   dmcopy create NAME DEVICE [--offset N] [--size N] [--mode M]
  *                 [--max-copy-bytes N] [--noudevsync]
- *   dmcopy remove [--noudevsync] NAME
+ *   dmcopy remove [--force] [--noudevsync] NAME
  *   dmcopy message NAME mode auto|offload|emulate
  *   dmcopy message NAME stats-reset
  *   dmcopy copy SRC[:OFFSET] DST[:OFFSET] [--length N] [--force]
@@ -36,6 +36,8 @@
 
 #define DMCOPY_VERSION	"0.1.0"
 
+/* as lsblk: none of the devices named was found, or only some */
+#define EXIT_NONE_FOUND	32
 #define EXIT_SOME_OK	64
 
 /* DMCOPY_SYSFS: read another sysfs tree (a test fixture) than /sys. */
@@ -180,7 +182,7 @@ static void usage(void)
 	       " %1$s [options] <command> [<args>]\n"
 	       " %1$s status [options] [<device>...]\n"
 	       " %1$s create [options] <name> <device>\n"
-	       " %1$s remove [--noudevsync] <name>\n"
+	       " %1$s remove [--force] [--noudevsync] <name>\n"
 	       " %1$s message <name> mode auto|offload|emulate\n"
 	       " %1$s message <name> stats-reset\n"
 	       " %1$s copy [options] <src>[:<offset>] <dst>[:<offset>]\n"
@@ -220,9 +222,12 @@ static void usage(void)
 	       "     --max-copy-bytes <size>  the target's copy limit\n"
 	       "     --noudevsync             do not wait for udev (also: remove)\n"
 	       "\n"
+	       "Remove options:\n"
+	       " -f, --force                  also a device create did not make\n"
+	       "\n"
 	       "Copy options:\n"
 	       " -l, --length <size>    bytes to copy (what fits in both)\n"
-	       " -f, --force            overwrite signatures and devices in use\n"
+	       " -f, --force            overwrite signatures; twice: devices in use\n"
 	       "     --no-offload       read and write here, no copy_file_range()\n"
 	       "     --chunk <size>     bytes per call (64M)\n"
 	       " -p, --progress         show progress, also when not on a terminal\n"
@@ -568,7 +573,7 @@ static int exit_status(int shown, int failed)
 {
 	if (!failed)
 		return EXIT_SUCCESS;
-	return failed < shown ? EXIT_SOME_OK : EXIT_FAILURE;
+	return failed < shown ? EXIT_SOME_OK : EXIT_NONE_FOUND;
 }
 
 static void parse_status_options(int argc, char **argv, struct status_opts *o)
@@ -630,14 +635,18 @@ static int cmd_status(int argc, char **argv)
 
 	if (optind == argc) {
 		shown = show_all(ctx, real_sysfs, tb, &o, &failed);
-		if (shown < 0)
-			failed = shown = 1;
+		if (shown < 0) {
+			scols_unref_table(tb);
+			dmcopy_free(ctx);
+			return EXIT_FAILURE;
+		}
 	}
 	for (i = optind; i < argc; i++, shown++)
 		if (show_device(ctx, real_sysfs, tb, &o, argv[i]) < 0)
 			failed++;
 
-	if (failed < shown || !shown)
+	/* JSON readers get an array even when it is empty, as from lsblk */
+	if (failed < shown || !shown || o.json)
 		scols_print_table(tb);
 	scols_unref_table(tb);
 	dmcopy_free(ctx);
@@ -654,14 +663,19 @@ enum {
 	OPT_DEBUG,
 };
 
-/* A size option's value, or a usage error naming the option. */
+/*
+ * A size option's value, or a usage error naming the option. The kernel
+ * takes offsets and lengths below 2^63 (loff_t); what is larger cannot
+ * be meant, and UINT64_MAX is the library's "whole device" length.
+ */
 uint64_t size_arg(const char *option, const char *arg)
 {
 	uint64_t v;
 	int r = dmcopy_parse_size(arg, &v);
 
-	if (r == -ERANGE)
-		usage_error("%s '%s': too large", option, arg);
+	if (r == -ERANGE || (!r && v > INT64_MAX))
+		usage_error("%s '%s': too large (at most %" PRId64 " bytes)",
+			    option, arg, INT64_MAX);
 	if (r)
 		usage_error("invalid size '%s' for %s", arg, option);
 	return v;
@@ -799,16 +813,19 @@ static int cmd_create(int argc, char **argv)
 static int cmd_remove(int argc, char **argv)
 {
 	static const struct option longopts[] = {
+		{ "force",      no_argument, NULL, 'f' },
 		{ "noudevsync", no_argument, NULL, OPT_NOUDEVSYNC },
 		{ "help",       no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
+	char uuid[DMCOPY_UUID_LEN];
 	struct dmcopy_ctx *ctx;
-	bool noudevsync = false;
+	bool noudevsync = false, force = false;
 	int c;
 
-	while ((c = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":fh", longopts, NULL)) != -1) {
 		switch (c) {
+		case 'f': force = true; break;
 		case OPT_NOUDEVSYNC: noudevsync = true; break;
 		case 'h': usage(); exit(EXIT_SUCCESS);
 		default: bad_option(argv, c);
@@ -820,6 +837,15 @@ static int cmd_remove(int argc, char **argv)
 		usage_error("remove: unexpected argument '%s'", argv[optind + 1]);
 	ctx = new_ctx();
 	dmcopy_set_udev_sync(ctx, !noudevsync);
+	/* only what dmcopy create made: an LV or a multipath map is not ours */
+	if (dmcopy_dm_uuid(ctx, argv[optind], uuid, sizeof(uuid)))
+		return fail_with(ctx);
+	if (!force && strncmp(uuid, DMCOPY_UUID_PREFIX, strlen(DMCOPY_UUID_PREFIX))) {
+		warnx("%s: not made by dmcopy create (uuid '%s', not %s...); --force removes it anyway",
+		      argv[optind], uuid, DMCOPY_UUID_PREFIX);
+		dmcopy_free(ctx);
+		return EXIT_FAILURE;
+	}
 	if (dmcopy_dm_remove(ctx, argv[optind]))
 		return fail_with(ctx);
 	dmcopy_free(ctx);
@@ -933,9 +959,10 @@ void on_progress(uint64_t done, uint64_t total, void *data)
 		    !strcmp(line, p->last))
 			return;
 		/* as qemu-img -p: each line ends in '\r', the last in '\n' */
-		fprintf(stderr, "%s\r", line);
+		fprintf(p->out, "%s\r", line);
 		snprintf(p->last, sizeof(p->last), "%s", line);
 		p->shown = true;
+		fflush(p->out);
 	}
 	fflush(stderr);
 }
@@ -943,7 +970,7 @@ void on_progress(uint64_t done, uint64_t total, void *data)
 void progress_end(struct progress *p)
 {
 	if (p->shown)
-		fputc('\n', stderr);
+		fputc('\n', p->kind == PROGRESS_LINES ? p->out : stderr);
 }
 
 struct copy_args {
@@ -989,7 +1016,12 @@ static void parse_copy_options(int argc, char **argv, struct copy_args *a)
 			if (!a->length)
 				usage_error("--length 0: nothing to copy");
 			break;
-		case 'f': a->opts.force = true; break;
+		/* as mkfs: -f for signatures, twice for a device in use */
+		case 'f':
+			if (a->opts.force)
+				a->opts.force_in_use = true;
+			a->opts.force = true;
+			break;
 		case OPT_NO_OFFLOAD: a->opts.no_offload = true; break;
 		case OPT_CHUNK:
 			a->opts.chunk_bytes = size_arg("--chunk", optarg);
@@ -1016,12 +1048,36 @@ static void parse_copy_options(int argc, char **argv, struct copy_args *a)
 
 void catch_signals(void)
 {
-	struct sigaction sa = { .sa_handler = on_signal };
+	static const int signals[] = { SIGINT, SIGTERM };
+	struct sigaction sa = { .sa_handler = on_signal }, old;
+	size_t i;
 
 	/* no SA_RESTART: a copy_file_range() in progress may return early */
 	sigemptyset(&sa.sa_mask);
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
+	for (i = 0; i < sizeof(signals) / sizeof(signals[0]); i++) {
+		/* ignored by whoever started us (nohup, "cmd &"): stays so */
+		if (!sigaction(signals[i], NULL, &old) && old.sa_handler == SIG_IGN)
+			continue;
+		sigaction(signals[i], &sa, NULL);
+	}
+}
+
+/*
+ * After the report of what a stopped copy did: die by the signal that
+ * stopped it, as dd does, so that a shell loop around dmcopy stops too
+ * (bash ends a loop only when a child died of SIGINT, not on exit 130).
+ */
+void die_by_signal(int signo)
+{
+	struct sigaction sa = { .sa_handler = SIG_DFL };
+
+	fflush(stdout);
+	fflush(stderr);
+	sigemptyset(&sa.sa_mask);
+	sigaction(signo, &sa, NULL);
+	raise(signo);
+	/* still here: the signal is blocked */
+	_exit(128 + signo);
 }
 
 static int cmd_copy(int argc, char **argv)
@@ -1038,6 +1094,8 @@ static int cmd_copy(int argc, char **argv)
 		p.kind = PROGRESS_BAR;
 	else if (a.progress)
 		p.kind = PROGRESS_LINES;
+	/* on standard output, where callers of qemu-img convert -p read it */
+	p.out = stdout;
 	clock_gettime(CLOCK_MONOTONIC, &p.start);
 	a.opts.progress = on_progress;
 	a.opts.progress_data = &p;
@@ -1049,10 +1107,14 @@ static int cmd_copy(int argc, char **argv)
 			&a.opts, &rep);
 	progress_end(&p);
 	dmcopy_format_copy_report(&rep, line, sizeof(line));
-	if (r == -EINTR) {
-		warnx("%s", line);
+	if (r == -EINTR || (!r && stop_signal)) {
+		/* a stop that came after the last chunk still stops the caller */
+		if (r)
+			warnx("%s", line);
+		else
+			warnx("interrupted after the copy: %s", line);
 		dmcopy_free(ctx);
-		return 128 + (stop_signal ? stop_signal : SIGINT);
+		die_by_signal(stop_signal ? stop_signal : SIGINT);
 	}
 	if (r) {
 		warnx("%s", dmcopy_last_error(ctx));
@@ -1084,6 +1146,26 @@ static const struct {
 	{ "deprovision", cmd_deprovision },
 };
 
+/*
+ * Output that could not be written is an error, as in util-linux's
+ * close_stdout(): "dmcopy status >/dev/full" must not exit 0. A reader
+ * that went away (EPIPE, "| head") is not one.
+ */
+static void close_stdout(void)
+{
+	errno = 0;
+	if ((fflush(stdout) || ferror(stdout) || fclose(stdout)) &&
+	    errno != EPIPE) {
+		if (errno)
+			warnx("write error: %s", strerror(errno));
+		else
+			warnx("write error");
+		_exit(EXIT_FAILURE);
+	}
+	if (fflush(stderr) || ferror(stderr))
+		_exit(EXIT_FAILURE);
+}
+
 int main(int argc, char **argv)
 {
 	static const struct option longopts[] = {
@@ -1095,6 +1177,7 @@ int main(int argc, char **argv)
 	size_t i;
 	int c;
 
+	atexit(close_stdout);
 	opterr = 0;	/* bad_option() says it on one line */
 	/* '+': options after the command are the command's */
 	while ((c = getopt_long(argc, argv, "+:hV", longopts, NULL)) != -1) {

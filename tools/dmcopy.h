@@ -45,6 +45,7 @@ enum progress_kind {
 
 struct progress {
 	enum progress_kind kind;
+	FILE *out;		/* where PROGRESS_LINES go */
 	struct timespec start;
 	char last[128];
 	bool shown;
@@ -53,6 +54,8 @@ struct progress {
 /* Progress of @done of @total bytes; @data is a struct progress. */
 void on_progress(uint64_t done, uint64_t total, void *data);
 void progress_end(struct progress *p);
+/* Die by @signo after the report of a stopped copy; does not return. */
+void die_by_signal(int signo) __attribute__((noreturn));
 double seconds_since(const struct timespec *t0);
 
 /* The number of SIGINT or SIGTERM once one came (catch_signals()). */

@@ -390,7 +390,7 @@ static void provision_usage(void)
 	printf("Usage:\n"
 	       " %1$s provision --golden <device> --vg <vg> --count <n> [options]\n"
 	       " %1$s provision --golden <device> --vg <vg> --count <n> --thin <pool> [options]\n"
-	       " %1$s deprovision --vg <vg> (--tag <tag> | <name>...)\n"
+	       " %1$s deprovision [--yes] --vg <vg> (--tag <tag> | <name>...)\n"
 	       "\n"
 	       "Make <n> logical volumes of <vg>, each a full copy of the golden image,\n"
 	       "copied by the device where it can (copy offload); remove them again.\n"
@@ -414,6 +414,7 @@ static void provision_usage(void)
 	       "Deprovision options:\n"
 	       "     --vg <vg>          the volume group\n"
 	       "     --tag <tag>        remove every clone with this tag\n"
+	       " -y, --yes              do not ask on a terminal first\n"
 	       "\n"
 	       "A re-run of the same provision keeps the clones that are done and\n"
 	       "copies again the ones a failed or interrupted run left half made.\n"
@@ -452,7 +453,8 @@ static void parse_provision_options(int argc, char **argv, struct provision *o)
 		case 'j':
 			errno = 0;
 			v = strtoul(optarg, &end, 10);
-			if (errno || end == optarg || *end || *optarg == '-' ||
+			/* digits only, as sizes: strtoul() would take "+3" and " 3" */
+			if (errno || *optarg < '0' || *optarg > '9' || *end ||
 			    !v || v > MAX_CLONES)
 				usage_error("invalid %s '%s': a number from 1 to %u",
 					    c == 'n' ? "--count" : "--jobs",
@@ -1867,6 +1869,8 @@ int cmd_provision(int argc, char **argv)
 		o.progress.kind = PROGRESS_BAR;
 	else if (o.show_progress)
 		o.progress.kind = PROGRESS_LINES;
+	/* as dmcopy copy, unless standard output carries the JSON report */
+	o.progress.out = o.json ? stderr : stdout;
 	catch_signals();
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	o.progress.start = t0;
@@ -2006,7 +2010,26 @@ out:
 	free(o.workers);
 	free(lvs);
 	free(o.clones);
+	if (stop_signal && ret == 128 + stop_signal)
+		die_by_signal(stop_signal);
 	return ret;
+}
+
+/*
+ * On a terminal, as lvremove does: ask before removing @n volumes (listed
+ * by the caller). True for yes; what is not "y" or "yes" is no.
+ */
+static bool confirm_removal(const char *vg, int n)
+{
+	char answer[16];
+
+	printf("Do you really want to remove %d logical volume%s of %s? [y/n]: ",
+	       n, n == 1 ? "" : "s", vg);
+	fflush(stdout);
+	if (!fgets(answer, sizeof(answer), stdin))
+		return false;
+	answer[strcspn(answer, "\n")] = '\0';
+	return !strcasecmp(answer, "y") || !strcasecmp(answer, "yes");
 }
 
 int cmd_deprovision(int argc, char **argv)
@@ -2014,17 +2037,20 @@ int cmd_deprovision(int argc, char **argv)
 	static const struct option longopts[] = {
 		{ "vg",   required_argument, NULL, OPT_VG },
 		{ "tag",  required_argument, NULL, OPT_TAG },
+		{ "yes",  no_argument,       NULL, 'y' },
 		{ "help", no_argument,       NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *vg = NULL, *tag = NULL;
 	struct lv *lvs = NULL;
-	int c, nlvs, i, ret = EXIT_SUCCESS, removed = 0;
+	int c, nlvs, i, ret = EXIT_SUCCESS, removed = 0, chosen = 0;
+	bool yes = false;
 
-	while ((c = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":yh", longopts, NULL)) != -1) {
 		switch (c) {
 		case OPT_VG: vg = optarg; break;
 		case OPT_TAG: tag = optarg; break;
+		case 'y': yes = true; break;
 		case 'h': provision_usage(); exit(EXIT_SUCCESS);
 		default: bad_option(argv, c);
 		}
@@ -2045,6 +2071,29 @@ int cmd_deprovision(int argc, char **argv)
 	nlvs = list_lvs(vg, &lvs);
 	if (nlvs < 0)
 		return EXIT_FAILURE;
+	/* what would go, for the question on a terminal */
+	if (!yes && isatty(STDIN_FILENO)) {
+		for (i = 0; tag && i < nlvs; i++) {
+			if (!has_tag(&lvs[i], tag) || !has_tag(&lvs[i], CLONE_TAG))
+				continue;
+			printf("  %s/%s\n", vg, lvs[i].name);
+			chosen++;
+		}
+		for (i = optind; !tag && i < argc; i++) {
+			const struct lv *lv = find_lv(lvs, nlvs, argv[i]);
+
+			if (!lv || !has_tag(lv, CLONE_TAG))
+				break;
+			printf("  %s/%s\n", vg, argv[i]);
+			chosen++;
+		}
+		/* names that are not clones are refused below, without asking */
+		if (chosen && (tag || i == argc) && !confirm_removal(vg, chosen)) {
+			warnx("nothing was removed");
+			free(lvs);
+			return EXIT_FAILURE;
+		}
+	}
 	if (tag) {
 		/* hydrating clones' devices first: they hold the volumes */
 		for (i = 0; i < nlvs; i++)

@@ -143,14 +143,37 @@ usage_error() {
 	[ "${lines[2]}" = "vda vda" ]
 }
 
-@test "a device that is not there: exit 1, one line on stderr, no table" {
+@test "no device named was found: exit 32 as lsblk, one line each on stderr, no table" {
 	status nosuch
-	[ "$status" -eq 1 ]
+	[ "$status" -eq 32 ]
 	[ -z "$output" ]
 	[ "$stderr" = "dmcopy: nosuch: no such block device" ]
 	status /dev/null
-	[ "$status" -eq 1 ]
+	[ "$status" -eq 32 ]
 	[ "$stderr" = "dmcopy: /dev/null: not a block device" ]
+}
+
+@test "-J with no device found: still an empty array for JSON readers, exit 32" {
+	status -J nosuch
+	[ "$status" -eq 32 ]
+	[ "$(jq -c . <<<"$output")" = '{"devices":[]}' ]
+	mkdir "$BATS_TEST_TMPDIR/sys"
+	DMCOPY_SYSFS=$BATS_TEST_TMPDIR/sys status -J
+	[ "$status" -eq 0 ]
+	[ "$(jq -c . <<<"$output")" = '{"devices":[]}' ]
+}
+
+@test "output that cannot be written: exit 1 with a write error, as lsblk" {
+	run --separate-stderr "$DMCOPY" status
+	[ "$status" -eq 0 ]
+	run --separate-stderr bash -c '"$0" status >/dev/full' "$DMCOPY"
+	[ "$status" -eq 1 ]
+	[ "$stderr" = "dmcopy: write error: No space left on device" ]
+	run --separate-stderr bash -c '"$0" --help >/dev/full' "$DMCOPY"
+	[ "$status" -eq 1 ]
+	# A reader that stopped reading is no error.
+	run bash -c 'set -o pipefail; "$0" status -o NAME | head -n 1' "$DMCOPY"
+	[ "$status" -eq 0 ]
 }
 
 @test "some devices failed: exit 64, the others shown" {

@@ -189,7 +189,7 @@ help_columns() {
 	run complete_line 'dmcopy create --m'
 	[ "$output" = "$(printf '%s\n' --mode --max-copy-bytes)" ]
 	run complete_line 'dmcopy remove -'
-	[ "$output" = "$(printf '%s\n' --noudevsync -h --help)" ]
+	[ "$output" = "$(printf '%s\n' -f --force --noudevsync -h --help)" ]
 	run complete_line 'dmcopy message -'
 	[ "$output" = "$(printf '%s\n' -h --help)" ]
 	run complete_line 'dmcopy copy --'

@@ -124,6 +124,24 @@ refused() {
 	! dmsetup info dmt-c6 >/dev/null 2>&1
 }
 
+@test "dmcopy remove refuses a device dmcopy create did not make, unless --force" {
+	# No uuid (a plain dmsetup table) and an LV's, as lvm2 sets it.
+	dmsetup create dmt-plain --table "0 2048 linear /dev/nullb0 0"
+	dmsetup create dmt-lv --uuid LVM-dmcopytestuuid0123456789 --table "0 2048 linear /dev/nullb0 2048"
+	refused 1 "$DMCOPY" remove dmt-plain
+	[ "$stderr" = "dmcopy: dmt-plain: not made by dmcopy create (uuid '', not COPY-...); --force removes it anyway" ]
+	refused 1 "$DMCOPY" remove dmt-lv
+	[ "$stderr" = "dmcopy: dmt-lv: not made by dmcopy create (uuid 'LVM-dmcopytestuuid0123456789', not COPY-...); --force removes it anyway" ]
+	dmsetup info dmt-plain >/dev/null
+	dmsetup info dmt-lv >/dev/null
+	run -0 "$DMCOPY" remove --force dmt-plain
+	run -0 "$DMCOPY" remove -f dmt-lv
+	! dmsetup info dmt-plain >/dev/null 2>&1
+	! dmsetup info dmt-lv >/dev/null 2>&1
+	refused 1 "$DMCOPY" remove dmt-nonexistent
+	[ "$stderr" = "dmcopy: dmt-nonexistent: no such mapped device" ]
+}
+
 @test "dmcopy create refuses bad input with one line and creates nothing" {
 	"$DMCOPY" create dmt-c7 /dev/nullb0 --size 64M
 	refused 1 "$DMCOPY" create dmt-c7 /dev/nullb0

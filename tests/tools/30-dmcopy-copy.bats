@@ -14,6 +14,7 @@ load ../lib/dm
 load ../lib/nvme
 
 DMCOPY=$DMCOPY_TOP/tools/dmcopy
+SIGNAL_RUN=$DMCOPY_TOP/tests/helpers/signal-run
 MiB=1048576
 GUARD=65536
 
@@ -197,19 +198,23 @@ report() {
 	report 0 0 $MiB
 }
 
-@test "dmcopy copy --progress prints qemu-img -p lines; --quiet prints nothing" {
+@test "dmcopy copy --progress prints qemu-img -p lines on stdout; --quiet prints nothing" {
 	nullb_load copy_max_bytes=$MiB
-	local err=$BATS_TEST_TMPDIR/err
+	local out=$BATS_TEST_TMPDIR/out err=$BATS_TEST_TMPDIR/err
 	copy_checked /dev/nullb0 0 /dev/nullb0 $(( 64 * MiB )) $(( 4 * MiB )) --progress --chunk 1M
 	report $(( 4 * MiB )) 0 0
-	# As qemu-img -p: "    (NN.NN/100%)", each ending in \r, then one \n.
-	# Read from a file: bats strips the leading blanks of $stderr.
-	"$DMCOPY" copy -p --chunk 1M -l 4M /dev/nullb0:0 /dev/nullb0:64M 2>"$err" >/dev/null
-	od -c "$err" | head -n 8
-	[ "$(tr '\r' '\n' <"$err" | sed '/^$/d')" = "$(printf '    (%s/100%%)\n' \
+	# As qemu-img -p, on stdout where its callers read it: "    (NN.NN/100%)",
+	# each ending in \r, then one \n; then the report. Read from a file:
+	# bats strips the leading blanks of $output.
+	"$DMCOPY" copy -p --chunk 1M -l 4M /dev/nullb0:0 /dev/nullb0:64M >"$out" 2>"$err"
+	od -c "$out" | head -n 8
+	[ ! -s "$err" ]
+	[ "$(head -n 1 "$out" | tr '\r' '\n' | sed '/^$/d')" = "$(printf '    (%s/100%%)\n' \
 		0.00 25.00 50.00 75.00 100.00)" ]
-	[ "$(tr -cd '\r' <"$err" | wc -c)" -eq 5 ]
-	[ "$(tail -c 2 "$err" | od -An -c | tr -d ' ')" = '\r\n' ]
+	[ "$(head -n 1 "$out" | tr -cd '\r' | wc -c)" -eq 5 ]
+	[ "$(head -n 1 "$out" | tail -c 2 | od -An -c | tr -d ' ')" = '\r\n' ]
+	[ "$(sed -n 2p "$out")" = "copied $(( 4 * MiB )) bytes: $(( 4 * MiB )) offloaded, 0 emulated in the kernel, 0 in user space" ]
+	[ "$(wc -l <"$out")" -eq 2 ]
 	copy_checked /dev/nullb0 0 /dev/nullb0 $(( 64 * MiB )) $MiB --quiet
 	[ -z "$output" ]
 	[ -z "$stderr" ]
@@ -219,30 +224,63 @@ report() {
 	[ "${#lines[@]}" -eq 1 ]
 }
 
-@test "dmcopy copy interrupted by SIGINT exits 130 and reports a prefix that is copied" {
-	nullb_load copy_max_bytes=$MiB
-	local len=$(( 128 * MiB )) d=$BATS_TEST_TMPDIR pid n st=0
-	fill /dev/nullb0 0 /dev/nullb0 $(( 512 * MiB )) $len
-	# Read and written here in 64 KiB pieces: slow enough to stop half way.
-	"$DMCOPY" copy --no-offload --chunk 64K -p /dev/nullb0:0 /dev/nullb0:512M \
-		--length $len >"$d/out" 2>"$d/err" &
-	pid=$!
-	# Interrupt once it has copied something.
-	for _ in $(seq 200); do
-		grep -q '(0\.[0-9][1-9]/100%)\|([1-9][0-9.]*/100%)' "$d/err" && break
-		sleep 0.05
-	done
-	kill -INT $pid
-	wait $pid || st=$?
-	tr '\r' '\n' <"$d/err" | tail -n 3
-	[ "$st" -eq 130 ]
-	[ ! -s "$d/out" ]
+# interrupted_prefix LEN: the prefix the report on stderr says is copied
+# (all of it in user space), checked against the devices.
+interrupted_prefix() {
+	local len=$1 d=$BATS_TEST_TMPDIR n
+	tr '\r' '\n' <"$d/out" | tail -n 2
+	cat "$d/err"
 	n=$(sed -n 's/.*dmcopy: interrupted: the first \([0-9]*\) of .*/\1/p' "$d/err")
 	[ -n "$n" ]
-	[ "$n" -gt 0 ]
-	[ "$n" -lt $len ]
+	[ "$n" -lt "$len" ]
 	grep -q "dmcopy: interrupted: the first $n of $len bytes are copied: 0 offloaded, 0 emulated in the kernel, $n in user space" "$d/err"
-	verify /dev/nullb0 0 /dev/nullb0 $(( 512 * MiB )) $len "$n"
+	# The report is no success line on stdout.
+	! grep -q '^copied' "$d/out"
+	verify /dev/nullb0 0 /dev/nullb0 $(( 512 * MiB )) "$len" "$n"
+	PREFIX=$n
+}
+
+@test "dmcopy copy interrupted by SIGINT reports the prefix copied, then dies by SIGINT as dd does" {
+	nullb_load copy_max_bytes=$MiB
+	local len=$(( 128 * MiB )) d=$BATS_TEST_TMPDIR how
+	fill /dev/nullb0 0 /dev/nullb0 $(( 512 * MiB )) $len
+	# Read and written here in 64 KiB pieces: slow enough to stop half
+	# way. Interrupted once it has copied something. Dying by the signal
+	# (not exit 130) is what stops a shell loop around dmcopy.
+	how=$("$SIGNAL_RUN" "$d/out" "$d/err" '\((0\.[0-9][1-9]|[1-9][0-9.]*)/100%\)' INT -- \
+		"$DMCOPY" copy --no-offload --chunk 64K -p /dev/nullb0:0 /dev/nullb0:512M --length $len)
+	echo "dmcopy: $how"
+	[ "$how" = "signal INT" ]
+	interrupted_prefix $len
+	[ "$PREFIX" -gt 0 ]
+}
+
+@test "dmcopy copy sees SIGTERM between the user-space buffers of one large chunk" {
+	nullb_load copy_max_bytes=$MiB
+	local len=$(( 256 * MiB )) d=$BATS_TEST_TMPDIR how
+	fill /dev/nullb0 0 /dev/nullb0 $(( 512 * MiB )) $len
+	# One chunk for all of it, read and written in 8 MiB buffers: the
+	# stop must not wait for the chunk's end.
+	how=$("$SIGNAL_RUN" "$d/out" "$d/err" '\(0\.00/100%\)' TERM -- \
+		"$DMCOPY" copy --no-offload --chunk 256M -p /dev/nullb0:0 /dev/nullb0:512M --length $len)
+	echo "dmcopy: $how"
+	[ "$how" = "signal TERM" ]
+	interrupted_prefix $len
+	[ $(( PREFIX % (8 * MiB) )) -eq 0 ]
+}
+
+@test "dmcopy copy started with SIGINT ignored (nohup, a background job) keeps it ignored" {
+	nullb_load copy_max_bytes=$MiB
+	local len=$(( 64 * MiB )) d=$BATS_TEST_TMPDIR how
+	fill /dev/nullb0 0 /dev/nullb0 $(( 512 * MiB )) $len
+	how=$("$SIGNAL_RUN" --ignore "$d/out" "$d/err" '\(0\.00/100%\)' INT -- \
+		"$DMCOPY" copy --no-offload --chunk 64K -p /dev/nullb0:0 /dev/nullb0:512M --length $len)
+	echo "dmcopy: $how"
+	cat "$d/err"
+	[ "$how" = "exit 0" ]
+	[ ! -s "$d/err" ]
+	grep -q "^copied $len bytes: 0 offloaded, 0 emulated in the kernel, $len in user space" "$d/out"
+	verify /dev/nullb0 0 /dev/nullb0 $(( 512 * MiB )) $len
 }
 
 @test "dmcopy copy refuses a destination with an ext4 filesystem unless forced" {
@@ -267,8 +305,12 @@ report() {
 	run --separate-stderr "$DMCOPY" copy -l 1M /dev/nullb0:0 /dev/nullb0:64M
 	echo "$stderr"
 	[ "$status" -eq 1 ]
-	[ "$stderr" = "dmcopy: /dev/nullb0: in use by $dm (force copies anyway)" ]
-	copy_checked /dev/nullb0 0 /dev/nullb0 $(( 64 * MiB )) $MiB -f
+	[ "$stderr" = "dmcopy: /dev/nullb0: in use by $dm (force twice copies anyway)" ]
+	# One -f is for signatures only, as mkfs's.
+	run --separate-stderr "$DMCOPY" copy -f -l 1M /dev/nullb0:0 /dev/nullb0:64M
+	[ "$status" -eq 1 ]
+	[ "$stderr" = "dmcopy: /dev/nullb0: in use by $dm (force twice copies anyway)" ]
+	copy_checked /dev/nullb0 0 /dev/nullb0 $(( 64 * MiB )) $MiB -ff
 	dmsetup remove dmt-hold
 	# Opened with O_EXCL by another program, as a mount or mdadm does.
 	python3 -c 'import os, sys, time
@@ -282,10 +324,32 @@ os.open("/dev/nullb0", os.O_RDONLY | os.O_EXCL); print("open", flush=True); time
 	run --separate-stderr "$DMCOPY" copy -l 1M /dev/nullb0:0 /dev/nullb0:64M
 	echo "$stderr"
 	[ "$status" -eq 1 ]
-	[ "$stderr" = "dmcopy: /dev/nullb0: in use: mounted or opened exclusively by another program (force copies anyway)" ]
-	copy_checked /dev/nullb0 0 /dev/nullb0 $(( 64 * MiB )) $MiB --force
+	[ "$stderr" = "dmcopy: /dev/nullb0: in use: opened exclusively by another program (force twice copies anyway)" ]
+	run --separate-stderr "$DMCOPY" copy --force -l 1M /dev/nullb0:0 /dev/nullb0:64M
+	[ "$status" -eq 1 ]
+	copy_checked /dev/nullb0 0 /dev/nullb0 $(( 64 * MiB )) $MiB --force --force
 	kill $pid
 	wait $pid || true
+}
+
+@test "dmcopy copy -f onto a whole disk whose partition is mounted: refused, saying where; -ff writes" {
+	nullb_load copy_max_bytes=$MiB
+	local mnt=$BATS_TEST_TMPDIR/mnt before=$BATS_TEST_TMPDIR/before
+	# One partition from 128 MiB on, with a filesystem, mounted.
+	printf 'label: gpt\nstart=262144, size=131072\n' | sfdisk -q /dev/nullb0
+	[ -b /dev/nullb0p1 ] || partx -a /dev/nullb0
+	mkfs.ext4 -q /dev/nullb0p1
+	mkdir "$mnt"
+	mount /dev/nullb0p1 "$mnt"
+	dev_read /dev/nullb0 0 $(( 200 * MiB )) "$before"
+	run --separate-stderr "$DMCOPY" copy -f -l 1M /dev/nullb0:512M /dev/nullb0:64M
+	echo "$stderr"
+	umount "$mnt" || true
+	[ "$status" -eq 1 ]
+	[ "$stderr" = "dmcopy: /dev/nullb0: a partition ($(stat -c '%Hr:%Lr' /dev/nullb0p1)) is mounted on $mnt (force twice copies anyway)" ]
+	dev_expect /dev/nullb0 0 "$before"
+	# Unmounted, -f is enough again for the partition table.
+	copy_checked /dev/nullb0 $(( 512 * MiB )) /dev/nullb0 $(( 64 * MiB )) $MiB -f
 }
 
 @test "dmcopy copy refuses overlapping ranges on one disk and ranges past the end" {

@@ -420,22 +420,17 @@ lv_names() {
 	dmsetup create dmt-slow --table "0 $(( 32 * 2048 )) delay /dev/dmtvg0/golden 0 200"
 	local sum
 	sum=$(sha256sum </dev/mapper/dmt-slow)
-	"$DMCOPY" provision --golden /dev/mapper/dmt-slow --vg dmtvg0 --count 3 \
-		--name 's%d' >"$BATS_TEST_TMPDIR/out" 2>&1 &
-	local pid=$! i
-	for (( i = 0; i < 300; i++ )); do
-		[ -b /dev/dmtvg0/s3 ] && break
-		sleep 0.1
-	done
-	sleep 1
-	kill -INT $pid
-	local status=0
-	wait $pid || status=$?
-	cat "$BATS_TEST_TMPDIR/out"
-	[ "$status" = 130 ]
-	grep -q "interrupted: clones not finished keep tag 'dmcopy_partial'" "$BATS_TEST_TMPDIR/out"
+	# Interrupted once the copies started (every clone is made by then);
+	# it reports, then dies by SIGINT as dd does.
+	local d=$BATS_TEST_TMPDIR how i
+	how=$("$DMCOPY_TOP/tests/helpers/signal-run" "$d/out" "$d/err" '\(0\.00/100%\)' INT -- \
+		"$DMCOPY" provision --golden /dev/mapper/dmt-slow --vg dmtvg0 --count 3 \
+		--name 's%d' --progress)
+	cat "$d/out" "$d/err"
+	[ "$how" = "signal INT" ]
+	grep -q "interrupted: clones not finished keep tag 'dmcopy_partial'" "$d/err"
 	# One copy at a time: the last clone never started.
-	grep -q "^s3 .*interrupted" "$BATS_TEST_TMPDIR/out"
+	grep -q "^s3 .*interrupted" "$d/out"
 	[[ "$(lv_tags dmtvg0/s3)" == *dmcopy_partial* ]]
 	run -0 "$DMCOPY" provision --golden /dev/mapper/dmt-slow --vg dmtvg0 --count 3 --name 's%d' --verify
 	echo "$output"
@@ -444,6 +439,33 @@ lv_names() {
 		[ "$(sha256sum <"/dev/dmtvg0/s$i")" = "$sum" ]
 		[ "$(lv_tags "dmtvg0/s$i")" = "dmcopy,dmcopy_clone" ]
 	done
+}
+
+@test "deprovision asks on a terminal, as lvremove does, unless --yes; anything but yes removes nothing" {
+	command -v script >/dev/null || fail "script (util-linux) not installed"
+	vg_on dmtvg0 "$NS1"
+	lvm_cmd lvcreate -y -Wn -Zn -L 8M -n golden dmtvg0
+	run -0 "$DMCOPY" provision --golden /dev/dmtvg0/golden --vg dmtvg0 --count 3 --tag batch1 --quiet
+	# script(1) gives it a terminal, and types the answer.
+	run script -qec "$DMCOPY deprovision --vg dmtvg0 --tag batch1" /dev/null <<<"n"
+	echo "$output"
+	[ "$status" -eq 1 ]
+	[[ $output == *"Do you really want to remove 3 logical volumes of dmtvg0? [y/n]:"* ]]
+	[[ $output == *"dmcopy: nothing was removed"* ]]
+	[ "$(lv_names dmtvg0)" = "golden golden-clone1 golden-clone2 golden-clone3 " ]
+	run script -qec "$DMCOPY deprovision --vg dmtvg0 golden-clone1" /dev/null </dev/null
+	[ "$status" -eq 1 ]
+	[ "$(lv_names dmtvg0)" = "golden golden-clone1 golden-clone2 golden-clone3 " ]
+	run script -qec "$DMCOPY deprovision --vg dmtvg0 golden-clone1" /dev/null <<<"yes"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[[ $output == *"Do you really want to remove 1 logical volume of dmtvg0? [y/n]:"* ]]
+	[[ $output == *"removed dmtvg0/golden-clone1"* ]]
+	run script -qec "$DMCOPY deprovision --yes --vg dmtvg0 --tag batch1" /dev/null </dev/null
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[[ $output != *"really"* ]]
+	[ "$(lv_names dmtvg0)" = "golden " ]
 }
 
 @test "deprovision removes only what provision made" {

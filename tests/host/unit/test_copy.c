@@ -164,6 +164,14 @@ static void test_length(void **state)
 	expect_refused(ctx, &four_k, 0, &disk, 0, 128ULL << 20,
 		       "/dev/sda: 134217728 bytes at 0 run past its end (67108864 bytes)");
 	expect_refused(ctx, &disk, 0, &four_k, 0, 0, "nothing to copy: length 0");
+	/* past what the kernel takes (loff_t), even into a growing file */
+	expect_plan(ctx, &file, 0, &file, INT64_MAX - 4096, 4096, 4096);
+	expect_refused(ctx, &part, 0, &file, (uint64_t)INT64_MAX + 1, 4096,
+		       "out.img: offset 9223372036854775808 is past what the kernel takes (9223372036854775807)");
+	expect_refused(ctx, &part, 0, &file, INT64_MAX - 4095, 4096,
+		       "out.img: 4096 bytes at 9223372036854771712 end past what the kernel takes (9223372036854775807)");
+	expect_refused(ctx, &disk, (uint64_t)INT64_MAX + 512, &four_k, 0, 512,
+		       "/dev/nvme0n1: offset 9223372036854776319 is past what the kernel takes (9223372036854775807)");
 }
 
 static void test_overlap_plan(void **state)

@@ -75,6 +75,172 @@ static int describe(struct dmcopy_ctx *ctx, const char *path, bool is_dst,
 	return 0;
 }
 
+/*
+ * Where a range of a block device is stored, at the bottom of its stack:
+ * the same storage may have two names (a loop device and its backing
+ * file, a dm-linear device and the disk under it), and a copy between
+ * two names of one place must not overlap either.
+ */
+struct extent {
+	char id[DMCOPY_NAME_LEN + 48];	/* as dmcopy_copy_end's */
+	uint64_t start, len;		/* bytes of id */
+};
+
+struct extents {
+	struct extent *v;
+	size_t n;
+};
+
+/* Deeper than any real stack of loop and dm-linear devices. */
+#define RESOLVE_MAX_DEPTH	16
+
+static int add_extent(struct dmcopy_ctx *ctx, struct extents *x,
+		      const char *id, uint64_t start, uint64_t len)
+{
+	struct extent *v = realloc(x->v, (x->n + 1) * sizeof(*v));
+
+	if (!v)
+		return dmcopy_err(ctx, -ENOMEM, "out of memory");
+	x->v = v;
+	snprintf(v[x->n].id, sizeof(v[x->n].id), "%s", id);
+	v[x->n].start = start;
+	v[x->n].len = len;
+	x->n++;
+	return 0;
+}
+
+static int resolve(struct dmcopy_ctx *ctx, const char *dev, uint64_t off,
+		   uint64_t len, unsigned int depth, struct extents *x);
+
+/* A loop device's range: in its backing file (or device), from its offset. */
+static int resolve_loop(struct dmcopy_ctx *ctx, const struct dmcopy_caps *caps,
+			uint64_t abs, uint64_t len, unsigned int depth,
+			struct extents *x, bool *done)
+{
+	char file[4096], id[DMCOPY_NAME_LEN + 48];
+	uint64_t loop_off = 0;
+	struct stat st;
+
+	*done = false;
+	if (strncmp(caps->disk, "loop", 4) ||
+	    dmcopy_sysfs_read(ctx, file, sizeof(file), "block/%s/loop/backing_file",
+			      caps->disk) < 0 ||
+	    stat(file, &st) < 0)
+		return 0;
+	if (dmcopy_sysfs_read_u64(ctx, &loop_off, "block/%s/loop/offset",
+				  caps->disk) < 0)
+		loop_off = 0;
+	*done = true;
+	if (S_ISBLK(st.st_mode))
+		return resolve(ctx, file, loop_off + abs, len, depth + 1, x);
+	snprintf(id, sizeof(id), "file %u:%u:%ju", major(st.st_dev),
+		 minor(st.st_dev), (uintmax_t)st.st_ino);
+	return add_extent(ctx, x, id, loop_off + abs, len);
+}
+
+/* A dm device's range: through its linear targets to the devices below. */
+static int resolve_dm(struct dmcopy_ctx *ctx, const struct dmcopy_caps *caps,
+		      uint64_t abs, uint64_t len, unsigned int depth,
+		      struct extents *x, bool *done)
+{
+	struct dmcopy_dm_segment *segs;
+	uint64_t lo, hi, s, e;
+	char below[32];
+	size_t n, i;
+	int r = 0;
+
+	*done = false;
+	/* tables only of the running kernel; not root: the device itself */
+	if (!ctx->real_sysfs || !caps->is_dm || !caps->dm_name[0] ||
+	    dmcopy_dm_segments(ctx, caps->dm_name, &segs, &n) < 0)
+		return 0;
+	*done = true;
+	for (i = 0; !r && i < n; i++) {
+		s = segs[i].start * 512;
+		e = s + segs[i].length * 512;
+		lo = abs > s ? abs : s;
+		hi = abs + len < e ? abs + len : e;
+		if (lo >= hi)
+			continue;
+		if (!segs[i].linear) {
+			/* thin, snapshot, crypt...: stored where it says */
+			r = add_extent(ctx, x, caps->disk, lo, hi - lo);
+			continue;
+		}
+		snprintf(below, sizeof(below), "%u:%u", segs[i].major,
+			 segs[i].minor);
+		r = resolve(ctx, below, segs[i].offset * 512 + (lo - s), hi - lo,
+			    depth + 1, x);
+	}
+	free(segs);
+	return r;
+}
+
+/* [@off, +@len) of block device @dev (a path or MAJ:MIN) into @x. */
+static int resolve(struct dmcopy_ctx *ctx, const char *dev, uint64_t off,
+		   uint64_t len, unsigned int depth, struct extents *x)
+{
+	struct dmcopy_caps caps;
+	bool done = false;
+	uint64_t abs;
+	int r;
+
+	if (depth > RESOLVE_MAX_DEPTH)
+		return dmcopy_err(ctx, -ELOOP, "%s: stacked deeper than %d devices",
+				  dev, RESOLVE_MAX_DEPTH);
+	r = dmcopy_device_caps(ctx, dev, &caps);
+	if (r)
+		return r;
+	abs = caps.partition_start + off;
+	r = resolve_loop(ctx, &caps, abs, len, depth, x, &done);
+	if (!r && !done)
+		r = resolve_dm(ctx, &caps, abs, len, depth, x, &done);
+	if (!r && !done)
+		r = add_extent(ctx, x, caps.disk, abs, len);
+	dmcopy_caps_release(&caps);
+	return r;
+}
+
+static int side_extents(struct dmcopy_ctx *ctx, const struct copy_side *side,
+			uint64_t off, uint64_t len, struct extents *x)
+{
+	if (!side->end.is_blockdev)
+		return add_extent(ctx, x, side->end.id, off, len);
+	return resolve(ctx, side->end.path, off, len, 0, x);
+}
+
+/*
+ * Source and destination may be one storage under two names; refuse a
+ * copy whose ranges meet where they are stored.
+ */
+static int check_aliases(struct dmcopy_ctx *ctx, const struct copy_run *run,
+			 uint64_t len)
+{
+	struct extents sx = { 0 }, dx = { 0 };
+	size_t i, j;
+	int r;
+
+	r = side_extents(ctx, &run->src, run->src_off, len, &sx);
+	if (!r)
+		r = side_extents(ctx, &run->dst, run->dst_off, len, &dx);
+	for (i = 0; !r && i < sx.n; i++) {
+		for (j = 0; !r && j < dx.n; j++) {
+			const struct extent *a = &sx.v[i], *b = &dx.v[j];
+
+			if (strcmp(a->id, b->id) ||
+			    (a->start < b->start ? b->start - a->start >= a->len :
+			     a->start - b->start >= b->len))
+				continue;
+			r = dmcopy_err(ctx, -EINVAL,
+				       "source and destination overlap: %s and %s are both stored on %s",
+				       run->src.end.path, run->dst.end.path, a->id);
+		}
+	}
+	free(sx.v);
+	free(dx.v);
+	return r;
+}
+
 /* "an ext4 filesystem", "a LVM2_member raid signature"... */
 static int signature_found(struct dmcopy_ctx *ctx, const char *path,
 			   blkid_probe pr)
@@ -415,6 +581,9 @@ static int prepare(struct copy_run *run, const char *src_path,
 	if (r)
 		return r;
 	run->rep->length = len;
+	r = check_aliases(ctx, run, len);
+	if (r)
+		return r;
 	if (!o->force_in_use && ((r = check_mounted(ctx, &run->dst)) ||
 				 (r = check_holders(ctx, &run->dst))))
 		return r;

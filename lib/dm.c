@@ -3,6 +3,7 @@
  * Live device-mapper tables through libdevmapper.
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -504,4 +505,60 @@ int dmcopy_dm_hydration(struct dmcopy_ctx *ctx, const char *name,
 		*regions = h.regions;
 	}
 	return r;
+}
+
+int dmcopy_dm_segments(struct dmcopy_ctx *ctx, const char *dm_name,
+		       struct dmcopy_dm_segment **segs, size_t *count)
+{
+	struct dmcopy_dm_segment *list = NULL, *grown;
+	uint64_t start, length;
+	char *type, *params;
+	struct dm_task *dmt;
+	struct dm_info info;
+	void *next = NULL;
+	size_t n = 0;
+	int r = 0;
+
+	*segs = NULL;
+	*count = 0;
+	dmt = new_task(ctx, DM_DEVICE_TABLE, dm_name, &r);
+	if (!dmt)
+		goto out;
+	if (!dm_task_run(dmt) || !dm_task_get_info(dmt, &info)) {
+		r = task_failed(ctx, dmt, dm_name, "table");
+		goto out;
+	}
+	if (!info.exists) {
+		r = dmcopy_err(ctx, -ENODEV, "%s: no such mapped device", dm_name);
+		goto out;
+	}
+	do {
+		next = dm_get_next_target(dmt, next, &start, &length, &type,
+					  &params);
+		if (!type)
+			break;
+		grown = realloc(list, (n + 1) * sizeof(*list));
+		if (!grown) {
+			r = dmcopy_err(ctx, -ENOMEM, "out of memory");
+			goto out;
+		}
+		list = grown;
+		list[n] = (struct dmcopy_dm_segment){
+			.start = start, .length = length,
+		};
+		/* the kernel prints a linear target's device as MAJ:MIN */
+		list[n].linear = !strcmp(type, "linear") && params &&
+			sscanf(params, "%u:%u %" SCNu64, &list[n].major,
+			       &list[n].minor, &list[n].offset) == 3;
+		n++;
+	} while (next);
+	*segs = list;
+	*count = n;
+	list = NULL;
+out:
+	free(list);
+	if (dmt)
+		dm_task_destroy(dmt);
+	dm_log_end();
+	return r < 0 ? r : 0;
 }

@@ -50,6 +50,22 @@ int dmcopy_sysfs_read_u64(struct dmcopy_ctx *ctx, uint64_t *value,
 int dmcopy_snprintf(char *buf, size_t len, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
+/*
+ * One target of a live dm table, for the walk down to what a range of a
+ * device is stored on: a linear target's device and offset (in sectors),
+ * any other target with @linear false.
+ */
+struct dmcopy_dm_segment {
+	uint64_t start, length;		/* sectors of the mapped device */
+	bool linear;
+	unsigned int major, minor;	/* the device below, if linear */
+	uint64_t offset;		/* sectors into it, if linear */
+};
+
+/* The live table of @dm_name as segments; free() *@segs. */
+int dmcopy_dm_segments(struct dmcopy_ctx *ctx, const char *dm_name,
+		       struct dmcopy_dm_segment **segs, size_t *count);
+
 #pragma GCC visibility pop
 
 #endif

@@ -332,6 +332,36 @@ os.open("/dev/nullb0", os.O_RDONLY | os.O_EXCL); print("open", flush=True); time
 	wait $pid || true
 }
 
+@test "dmcopy copy refuses an overlap through two names of one storage: a loop device and its file, dm-linear and its disk" {
+	nullb_load copy_max_bytes=$MiB
+	local d=$BATS_TEST_TMPDIR loop id
+	head -c $(( 64 * MiB )) /dev/urandom >"$d/a.img"
+	cp "$d/a.img" "$d/a.before"
+	loop=$(losetup --show -f "$d/a.img")
+	id="file $(stat -c '%Hd:%Ld:%i' "$d/a.img")"
+	# loop0 from 1M is a.img from 1M: 24 MiB from a.img's start overlap.
+	run --separate-stderr "$DMCOPY" copy -f --length 24M "$d/a.img" "$loop:1M"
+	echo "$stderr"
+	[ "$status" -eq 1 ]
+	[ "$stderr" = "dmcopy: source and destination overlap: $d/a.img and $loop are both stored on $id" ]
+	run --separate-stderr "$DMCOPY" copy -f --length 24M "$loop:1M" "$d/a.img"
+	[ "$status" -eq 1 ]
+	cmp "$d/a.img" "$d/a.before"
+	# Apart, they copy.
+	run -0 "$DMCOPY" copy -q -f --length 24M "$d/a.img" "$loop:32M"
+	losetup -d "$loop"
+	cmp -n $(( 24 * MiB )) "$d/a.before" <(tail -c +$(( 32 * MiB + 1 )) "$d/a.img")
+	# dm-linear from nullb0's 64 MiB on: its first bytes are nullb0's at 64M.
+	dmsetup create dmt-alias --table "0 $(( 64 * 2048 )) linear /dev/nullb0 $(( 64 * 2048 ))"
+	dev_read /dev/nullb0 0 $(( 192 * MiB )) "$d/nb.before"
+	run --separate-stderr "$DMCOPY" copy -f --length 8M /dev/nullb0:60M /dev/mapper/dmt-alias:0
+	echo "$stderr"
+	[ "$status" -eq 1 ]
+	[ "$stderr" = "dmcopy: source and destination overlap: /dev/nullb0 and /dev/mapper/dmt-alias are both stored on nullb0" ]
+	dev_expect /dev/nullb0 0 "$d/nb.before"
+	copy_checked /dev/nullb0 0 /dev/mapper/dmt-alias 0 $(( 8 * MiB )) -f
+}
+
 @test "dmcopy copy -f onto a whole disk whose partition is mounted: refused, saying where; -ff writes" {
 	nullb_load copy_max_bytes=$MiB
 	local mnt=$BATS_TEST_TMPDIR/mnt before=$BATS_TEST_TMPDIR/before

@@ -72,6 +72,8 @@ enum clone_state {
 	CLONE_COPIED,		/* copied by this run */
 	CLONE_FAILED,		/* copy, new UUID or verification failed */
 	CLONE_INTERRUPTED,	/* a signal stopped its copy */
+	CLONE_CHANGED,		/* finished earlier, written since: left alone */
+	CLONE_IN_USE,		/* half made, but open: not written */
 };
 
 struct clone {
@@ -852,6 +854,8 @@ static const char *state_name(const struct clone *c)
 	case CLONE_FAILED: return "failed";
 	case CLONE_INTERRUPTED: return "interrupted";
 	case CLONE_NOT_CREATED: return "not created";
+	case CLONE_CHANGED: return "changed";
+	case CLONE_IN_USE: return "in use";
 	default: return "not copied";
 	}
 }
@@ -888,12 +892,14 @@ static void sum_up(const struct provision *o, struct totals *t)
 	for (i = 0; i < o->count; i++) {
 		const struct clone *c = &o->clones[i];
 
-		if (c->state == CLONE_COPIED || c->state == CLONE_DONE)
+		/* a clone in use since it was made is a clone, not a failure */
+		if (c->state == CLONE_COPIED || c->state == CLONE_DONE ||
+		    c->state == CLONE_CHANGED)
 			t->clones++;
 		if (c->state == CLONE_COPIED)
 			t->copied++;
 		if (c->state == CLONE_FAILED || c->state == CLONE_INTERRUPTED ||
-		    c->state == CLONE_NOT_CREATED)
+		    c->state == CLONE_NOT_CREATED || c->state == CLONE_IN_USE)
 			t->failed++;
 		t->bytes += c->rep.copied;
 		t->offloaded += c->rep.offloaded;
@@ -976,7 +982,9 @@ static void print_table(const struct provision *o, const struct totals *t,
 		scols_line_set_data(ln, 2, c->mode);
 		scols_line_set_data(ln, 3, state_name(c));
 		snprintf(b[1], sizeof(b[1]), "%.1fs", c->seconds);
-		scols_line_set_data(ln, 4, c->state == CLONE_DONE ? "-" : b[1]);
+		scols_line_set_data(ln, 4, c->state == CLONE_DONE ||
+				    c->state == CLONE_CHANGED ||
+				    c->state == CLONE_IN_USE ? "-" : b[1]);
 		human_size(c->rep.offloaded, b[1], sizeof(b[1]));
 		human_size(c->rep.emulated, b[2], sizeof(b[2]));
 		human_size(c->rep.userspace, b[3], sizeof(b[3]));
@@ -1830,6 +1838,17 @@ int cmd_provision(int argc, char **argv)
 		c->state = has_tag(lv, PARTIAL_TAG) ? CLONE_PARTIAL : CLONE_DONE;
 		c->mode = lv->attr[0] == 'V' ? "thin" :
 			  o.hydrate ? "hydrate" : "thick";
+		/*
+		 * Half made, but open (a VM started on it anyway): never
+		 * written again. A hydrating clone is open by its own
+		 * dm-clone device, which the re-run takes up.
+		 */
+		if (c->state == CLONE_PARTIAL && lv->attr[5] == 'o' &&
+		    !has_tag(lv, HYDRATING_TAG)) {
+			c->state = CLONE_IN_USE;
+			snprintf(c->error, sizeof(c->error),
+				 "half made, but open: not written; close it and run again, or deprovision it");
+		}
 	}
 
 	/* --thin: the import of the golden image is that image's */
@@ -1971,14 +1990,16 @@ int cmd_provision(int argc, char **argv)
 		    !stop_signal) {
 			c->verified = same_bytes(o.golden, c->path, o.size,
 						 c->error, sizeof(c->error));
-			if (c->verified != 1) {
-				char name[300];
-				char *addtag[] = { "lvchange", "--addtag",
-						   PARTIAL_TAG, name, NULL };
-
-				/* so that a re-run copies it again */
-				snprintf(name, sizeof(name), "%s/%s", o.vg, c->name);
-				run(addtag, NULL, 0);
+			/*
+			 * Finished by a run, then written to (a VM booted on
+			 * it): its data is the user's. Reported, never
+			 * marked for a re-run to copy over.
+			 */
+			if (!c->verified) {
+				c->state = CLONE_CHANGED;
+				snprintf(c->error, sizeof(c->error),
+					 "changed since provisioning: left as it is");
+			} else if (c->verified < 0) {
 				c->state = CLONE_FAILED;
 			}
 		}

@@ -412,6 +412,62 @@ lv_names() {
 	[ "$(sha256sum </dev/dmtvg0/golden)" = "$GOLDEN_SUM" ]
 }
 
+@test "a re-run never copies over a finished clone that was written to: --verify reports it changed, a larger batch leaves it" {
+	vg_on dmtvg0 "$NS1"
+	golden_ext4 dmtvg0 32M
+	local d=$BATS_TEST_TMPDIR sum1
+	run -0 "$DMCOPY" provision --golden /dev/dmtvg0/golden --vg dmtvg0 --count 2 --quiet
+	# A VM used clone 1: 64 KiB written at 8 MiB.
+	random_file "$d/w" 65536
+	dev_write /dev/dmtvg0/golden-clone1 $(( 8 * MiB )) "$d/w"
+	sum1=$(sha256sum </dev/dmtvg0/golden-clone1)
+	[ "$sum1" != "$GOLDEN_SUM" ]
+	# The batch grows, checked: clone 1 is reported, not failed, not touched.
+	run -0 --separate-stderr "$DMCOPY" provision --golden /dev/dmtvg0/golden --vg dmtvg0 --count 3 --verify
+	echo "$output"
+	echo "$stderr"
+	[[ $output == *"golden-clone1 "*"changed"*"DIFFERS"*"changed since provisioning: left as it is"* ]]
+	[[ $output == *"golden-clone2 "*"kept"*"yes"* ]]
+	[[ $output == *"golden-clone3 "*"copied"*"yes"* ]]
+	[[ $output == *"3 of 3 clones ready (1 made now)"* ]]
+	[ "$(sha256sum </dev/dmtvg0/golden-clone1)" = "$sum1" ]
+	[ "$(lv_tags dmtvg0/golden-clone1)" = "dmcopy,dmcopy_clone" ]
+	# And the same command once more: still left alone.
+	run -0 "$DMCOPY" provision --golden /dev/dmtvg0/golden --vg dmtvg0 --count 3 --verify --json
+	[ "$(jq -r '.clones[0].state' <<<"$output")" = changed ]
+	[ "$(sha256sum </dev/dmtvg0/golden-clone1)" = "$sum1" ]
+}
+
+@test "a re-run does not write a half-made clone that is open; once closed, it finishes it" {
+	vg_on dmtvg0 "$NS1"
+	golden_ext4 dmtvg0 32M
+	local d=$BATS_TEST_TMPDIR pid sum1
+	run -0 "$DMCOPY" provision --golden /dev/dmtvg0/golden --vg dmtvg0 --count 1 --quiet
+	# Left half made (as by a run killed in its copy), and opened by a
+	# program that started on it anyway.
+	lvm_cmd lvchange --addtag dmcopy_partial dmtvg0/golden-clone1
+	random_file "$d/w" 65536
+	dev_write /dev/dmtvg0/golden-clone1 0 "$d/w"
+	sum1=$(sha256sum </dev/dmtvg0/golden-clone1)
+	python3 -c 'import os, time
+os.open("/dev/dmtvg0/golden-clone1", os.O_RDONLY); print("open", flush=True); time.sleep(60)' >"$d/open" &
+	pid=$!
+	for _ in $(seq 100); do
+		[ -s "$d/open" ] && break
+		sleep 0.05
+	done
+	run -1 --separate-stderr "$DMCOPY" provision --golden /dev/dmtvg0/golden --vg dmtvg0 --count 1
+	kill $pid
+	wait $pid || true
+	echo "$output"
+	[[ $output == *"golden-clone1 "*"in use"*"half made, but open: not written"* ]]
+	[ "$(sha256sum </dev/dmtvg0/golden-clone1)" = "$sum1" ]
+	run -0 "$DMCOPY" provision --golden /dev/dmtvg0/golden --vg dmtvg0 --count 1 --verify
+	echo "$output"
+	[[ $output == *"golden-clone1 "*"copied"*"yes"* ]]
+	[ "$(sha256sum </dev/dmtvg0/golden-clone1)" = "$GOLDEN_SUM" ]
+}
+
 @test "SIGINT during provisioning: unfinished clones are reported and tagged, a re-run finishes them" {
 	vg_on dmtvg0 "$NS1"
 	golden_ext4 dmtvg0 32M

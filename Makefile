@@ -73,7 +73,7 @@ helpers:
 	$(MAKE) -C tests/helpers
 
 # libdmcopy and dmcopy; tools/dmcopy finds lib/libdmcopy.so.0 through its
-# rpath $ORIGIN/../lib, in the tree and once installed.
+# rpath $ORIGIN/../lib in the tree (the installed one has none).
 userspace:
 	$(MAKE) -C lib
 	$(MAKE) -C tools

@@ -57,7 +57,8 @@ help_columns() {
 	local u=$ROOT/usr
 
 	[ "$(mode "$u/bin/dmcopy")" = "755 regular file" ]
-	[ "$(mode "$u/lib/libdmcopy.so.0.1.0")" = "755 regular file" ]
+	# a shared object is no program: 0644, as Debian policy has it
+	[ "$(mode "$u/lib/libdmcopy.so.0.1.0")" = "644 regular file" ]
 	[ "$(readlink "$u/lib/libdmcopy.so.0")" = libdmcopy.so.0.1.0 ]
 	[ "$(readlink "$u/lib/libdmcopy.so")" = libdmcopy.so.0 ]
 	[ "$(mode "$u/include/libdmcopy.h")" = "644 regular file" ]
@@ -74,14 +75,41 @@ help_columns() {
 	grep -qx 'libdir=/usr/lib' "$u/lib/pkgconfig/dmcopy.pc"
 }
 
-@test "the installed dmcopy runs on the installed library" {
+@test "the installed dmcopy runs on the installed library, found without a RUNPATH of its own" {
 	install_at /usr
-	run --separate-stderr "$ROOT/usr/bin/dmcopy" --version
+	# no $ORIGIN rpath in what is installed (the tree's binary keeps one)
+	run readelf -d "$ROOT/usr/bin/dmcopy"
+	[[ $output != *RUNPATH* && $output != *RPATH* ]]
+	run readelf -d "$TOP/tools/dmcopy"
+	[[ $output == *'RUNPATH'*'$ORIGIN/../lib'* ]]
+	run readelf -d "$ROOT/usr/lib/libdmcopy.so.0.1.0"
+	[[ $output != *RUNPATH* && $output != *RPATH* ]]
+	run --separate-stderr env LD_LIBRARY_PATH="$ROOT/usr/lib" "$ROOT/usr/bin/dmcopy" --version
 	[ "$status" -eq 0 ]
 	[[ $output =~ ^dmcopy\ [0-9]+\.[0-9]+ ]]
-	# the rpath $ORIGIN/../lib: the copy beside it, not the tree's
-	run ldd "$ROOT/usr/bin/dmcopy"
-	[[ $output == *"libdmcopy.so.0 => $ROOT/usr/bin/../lib/libdmcopy.so.0 "* ]]
+	run env LD_LIBRARY_PATH="$ROOT/usr/lib" ldd "$ROOT/usr/bin/dmcopy"
+	[[ $output == *"libdmcopy.so.0 => $ROOT/usr/lib/libdmcopy.so.0 "* ]]
+}
+
+@test "the library exports exactly the functions of libdmcopy.h, each named in the version script" {
+	local header exported script
+	header=$(grep -oE '^[a-z][a-z0-9_ ]*[ *]dmcopy_[a-z0-9_]+\(' "$TOP/lib/libdmcopy.h" |
+		grep -oE 'dmcopy_[a-z0-9_]+\($' | tr -d '(' | sort -u)
+	exported=$(nm -D --defined-only "$TOP/lib/libdmcopy.so.0.1.0" |
+		awk '$3 ~ /^dmcopy_/ { sub(/@.*/, "", $3); print $3 }' | sort -u)
+	script=$(sed -n 's/^\t\(dmcopy_[a-z0-9_]*\);$/\1/p' "$TOP/lib/libdmcopy.sym" | sort -u)
+	diff <(echo "$header") <(echo "$exported")
+	diff <(echo "$header") <(echo "$script")
+	# no wildcard: a new function is exported on purpose
+	! grep -q 'dmcopy_\*' "$TOP/lib/libdmcopy.sym"
+}
+
+@test "CPPFLAGS and LDFLAGS reach the compiler and the linker (hardening flags)" {
+	run make -B -n -C "$TOP/tools" dmcopy CPPFLAGS=-DDMCOPY_TEST_CPPFLAGS LDFLAGS=-Wl,-z,relro
+	[[ $output == *-DDMCOPY_TEST_CPPFLAGS*-Wl,-z,relro* ]]
+	run make -B -n -C "$TOP/lib" CPPFLAGS=-DDMCOPY_TEST_CPPFLAGS LDFLAGS=-Wl,-z,relro
+	[[ $output == *-DDMCOPY_TEST_CPPFLAGS*context.c* ]]
+	[[ $output == *-Wl,-z,relro*-shared* ]]
 }
 
 @test "make install PREFIX=/opt/x: the same files under /opt/x" {
@@ -100,7 +128,7 @@ help_columns() {
 	[ -f "$p/share/man/man8/dmcopy.8" ]
 	[ -f "$p/share/bash-completion/completions/dmcopy" ]
 	[ -f "$p/lib/udev/rules.d/60-dmcopy.rules" ]
-	"$p/bin/dmcopy" --version
+	LD_LIBRARY_PATH=$p/lib "$p/bin/dmcopy" --version
 }
 
 @test "MANDIR and BASHCOMPDIR move the man page and the completion" {

@@ -9,14 +9,20 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <pthread.h>
 #include <libdevmapper.h>
 
 #include "dmcopy-private.h"
 
 /*
  * libdm logs through a global function; while a call of ours runs, its
- * errors go into the context that made it instead of stderr.
+ * errors go into the context that made it instead of stderr. Calls into
+ * libdm are serialised by dm_lock, so threads may use the library at
+ * once (dmcopy provision --jobs copies in threads, and a copy reads dm
+ * tables); libdm's log function is then libdm's default again, as
+ * libdm.h documents for libdmcopy users.
  */
+static pthread_mutex_t dm_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct dmcopy_ctx *dm_log_ctx;
 static int dm_log_errno;
 
@@ -40,6 +46,7 @@ static void dm_log_to_ctx(int level, const char *file, int line, int dm_errno,
 
 static void dm_log_begin(struct dmcopy_ctx *ctx)
 {
+	pthread_mutex_lock(&dm_lock);
 	dm_log_ctx = ctx;
 	dm_log_errno = 0;
 	dm_log_with_errno_init(dm_log_to_ctx);
@@ -49,6 +56,7 @@ static void dm_log_end(void)
 {
 	dm_log_with_errno_init(NULL);
 	dm_log_ctx = NULL;
+	pthread_mutex_unlock(&dm_lock);
 }
 
 static int copy_targets(struct dmcopy_ctx *ctx, struct dm_task *dmt,

@@ -13,7 +13,12 @@
  * - Sizes and offsets are in bytes unless a name says sectors (512 bytes).
  * - A "kernel name" is the name of a block device under /sys/class/block:
  *   "nullb0", "dm-3", "nvme0n1", "vda1".
- * - A context is not thread-safe; use one per thread.
+ * - A context is not thread-safe; use one per thread. Calls into libdm
+ *   (device-mapper) from several threads are serialised inside the
+ *   library. libdm has one global log function: during such a call the
+ *   library sets its own (errors go into the context), and afterwards
+ *   libdm's default again, so a program that installs its own libdm
+ *   logger must do so again after calling into libdmcopy.
  */
 #ifndef LIBDMCOPY_H
 #define LIBDMCOPY_H

@@ -59,6 +59,18 @@ static void dm_log_end(void)
 	pthread_mutex_unlock(&dm_lock);
 }
 
+/*
+ * Is there a device-mapper to talk to? libdm's own message for a kernel
+ * without one ("Incompatible libdevmapper ... and kernel driver (unknown
+ * version)") is not what the user needs to read.
+ */
+static bool dm_available(void)
+{
+	char version[64];
+
+	return dm_driver_version(version, sizeof(version));
+}
+
 static int copy_targets(struct dmcopy_ctx *ctx, struct dm_task *dmt,
 			struct dmcopy_dm_target **targets, size_t *count)
 {
@@ -105,9 +117,10 @@ int dmcopy_dm_targets(struct dmcopy_ctx *ctx, const char *dm_name,
 
 	/* fails also when the kernel has no device-mapper (it logs why) */
 	if (!(dmt = dm_task_create(DM_DEVICE_TABLE))) {
-		r = -(dm_log_errno ?: ENODEV);
-		if (!ctx->err[0])
-			dmcopy_err(ctx, r, "cannot talk to device-mapper");
+		r = dm_available() ? -(dm_log_errno ?: ENODEV) : -ENODEV;
+		if (!ctx->err[0] || r == -ENODEV)
+			dmcopy_err(ctx, r, "%s: device-mapper not available (no dm_mod in this kernel, or /dev/mapper/control missing)",
+				   dm_name);
 		goto out;
 	}
 	if (!dm_task_set_name(dmt, dm_name)) {
@@ -184,6 +197,10 @@ static int task_failed(struct dmcopy_ctx *ctx, struct dm_task *dmt,
 	int r = dm_task_get_errno(dmt) > 0 ? -dm_task_get_errno(dmt) :
 		-(dm_log_errno ?: EIO);
 
+	if (!dm_available())
+		return dmcopy_err(ctx, -ENODEV,
+				  "%s: %s failed: device-mapper not available (no dm_mod in this kernel, or /dev/mapper/control missing)",
+				  name, what);
 	if (!ctx->err[0])
 		dmcopy_err(ctx, r, "%s: %s failed: %s", name, what, strerror(-r));
 	return r;
@@ -204,9 +221,10 @@ static struct dm_task *new_task(struct dmcopy_ctx *ctx, int type,
 	}
 	dmt = dm_task_create(type);
 	if (!dmt) {
-		*r = -(dm_log_errno ?: ENODEV);
-		if (!ctx->err[0])
-			dmcopy_err(ctx, *r, "cannot talk to device-mapper");
+		*r = dm_available() ? -(dm_log_errno ?: ENODEV) : -ENODEV;
+		if (!ctx->err[0] || *r == -ENODEV)
+			dmcopy_err(ctx, *r, "%s: device-mapper not available (no dm_mod in this kernel, or /dev/mapper/control missing)",
+				   name);
 		return NULL;
 	}
 	if (!dm_task_set_name(dmt, name)) {
@@ -429,11 +447,30 @@ out:
  * parameters of the first target of type @type in its live table to
  * @parse, and return what it returns; -EINVAL when there is none.
  */
+static int target_params(struct dmcopy_ctx *ctx, int task, const char *name,
+			 const char *type,
+			 int (*parse)(struct dmcopy_ctx *ctx, const char *params,
+				      void *arg),
+			 void *arg);
+
 static int status_of_target(struct dmcopy_ctx *ctx, const char *name,
 			    const char *type,
 			    int (*parse)(struct dmcopy_ctx *ctx,
 					 const char *params, void *arg),
 			    void *arg)
+{
+	return target_params(ctx, DM_DEVICE_STATUS, name, type, parse, arg);
+}
+
+/*
+ * The status (DM_DEVICE_STATUS) or table line (DM_DEVICE_TABLE) of the
+ * first target of @type in the live table of @name, given to @parse.
+ */
+static int target_params(struct dmcopy_ctx *ctx, int task, const char *name,
+			 const char *type,
+			 int (*parse)(struct dmcopy_ctx *ctx, const char *params,
+				      void *arg),
+			 void *arg)
 {
 	uint64_t start, length;
 	char *target_type, *params;
@@ -442,11 +479,12 @@ static int status_of_target(struct dmcopy_ctx *ctx, const char *name,
 	void *next = NULL;
 	int r;
 
-	dmt = new_task(ctx, DM_DEVICE_STATUS, name, &r);
+	dmt = new_task(ctx, task, name, &r);
 	if (!dmt)
 		goto out;
 	if (!dm_task_run(dmt)) {
-		r = task_failed(ctx, dmt, name, "status");
+		r = task_failed(ctx, dmt, name,
+				task == DM_DEVICE_STATUS ? "status" : "table");
 		goto out;
 	}
 	if (!dm_task_get_info(dmt, &info) || !info.exists) {
@@ -499,6 +537,36 @@ static int parse_clone_status(struct dmcopy_ctx *ctx, const char *params,
 		return dmcopy_err(ctx, -EINVAL,
 				  "unexpected clone status \"%s\"", params);
 	return 0;
+}
+
+struct clone_devices {
+	char *src, *dst;
+	size_t len;
+};
+
+static int parse_clone_table(struct dmcopy_ctx *ctx, const char *params,
+			     void *arg)
+{
+	struct clone_devices *d = arg;
+	unsigned int dmaj, dmin, smaj, smin;
+
+	/* <metadata dev> <destination dev> <source dev> <region size> ... */
+	if (sscanf(params, "%*s %u:%u %u:%u", &dmaj, &dmin, &smaj, &smin) != 4)
+		return dmcopy_err(ctx, -EINVAL, "unexpected clone table \"%s\"",
+				  params);
+	if (dmcopy_snprintf(d->src, d->len, "%u:%u", smaj, smin) < 0 ||
+	    dmcopy_snprintf(d->dst, d->len, "%u:%u", dmaj, dmin) < 0)
+		return dmcopy_err(ctx, -ENOSPC, "buffer too small");
+	return 0;
+}
+
+int dmcopy_dm_clone_devices(struct dmcopy_ctx *ctx, const char *name,
+			    char *src, char *dst, size_t len)
+{
+	struct clone_devices d = { .src = src, .dst = dst, .len = len };
+
+	return target_params(ctx, DM_DEVICE_TABLE, name, "clone",
+			     parse_clone_table, &d);
 }
 
 int dmcopy_dm_hydration(struct dmcopy_ctx *ctx, const char *name,

@@ -495,6 +495,14 @@ int dmcopy_message(struct dmcopy_ctx *ctx, const char *name, uint64_t sector,
 		   const char *text);
 
 /*
+ * dmcopy_dm_clone_devices - the source and destination devices of the
+ * first dm-clone target in the live table of @name, as "MAJ:MIN" in @src
+ * and @dst (@len bytes each; 32 hold any). Errors as dmcopy_dm_hydration().
+ */
+int dmcopy_dm_clone_devices(struct dmcopy_ctx *ctx, const char *name,
+			    char *src, char *dst, size_t len);
+
+/*
  * dmcopy_dm_hydration - how far the first dm-clone target in the live table
  * of @name has hydrated: @hydrated of @regions regions. Returns 0, -EINVAL
  * when the table has no clone target, or an error like dmcopy_dm_targets().

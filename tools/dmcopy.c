@@ -401,6 +401,43 @@ static uint64_t number_of(const struct dmcopy_caps *caps, int id)
 }
 
 /* A dm-clone device (dmcopy provision --hydrate): how far it is. */
+/*
+ * How dm-kcopyd copies a dm-clone's regions: offered to the device when
+ * both its source and destination can offload (patch 0013), else read
+ * and written in the kernel. Into @buf, after what is there.
+ */
+static void hydration_path(struct dmcopy_ctx *ctx, const char *dm_name,
+			   char *buf, size_t len)
+{
+	size_t used = strlen(buf);
+	char src[32], dst[32];
+	struct dmcopy_verdict vs, vd;
+	struct dmcopy_caps s, d;
+
+	if (dmcopy_dm_clone_devices(ctx, dm_name, src, dst, sizeof(src)) ||
+	    dmcopy_device_caps(ctx, src, &s)) {
+		snprintf(buf + used, len - used, "through dm-kcopyd");
+		return;
+	}
+	if (dmcopy_device_caps(ctx, dst, &d)) {
+		dmcopy_caps_release(&s);
+		snprintf(buf + used, len - used, "through dm-kcopyd");
+		return;
+	}
+	dmcopy_caps_verdict(&s, &vs);
+	dmcopy_caps_verdict(&d, &vd);
+	if (vs.path == DMCOPY_OFFLOAD && vd.path == DMCOPY_OFFLOAD)
+		snprintf(buf + used, len - used,
+			 "through dm-kcopyd, offered to the device (%s, %s)",
+			 s.name, d.name);
+	else
+		snprintf(buf + used, len - used,
+			 "through dm-kcopyd, read and written in the kernel (%s)",
+			 vs.path != DMCOPY_OFFLOAD ? vs.reason : vd.reason);
+	dmcopy_caps_release(&s);
+	dmcopy_caps_release(&d);
+}
+
 static void hydration(const struct row_data *rd, char *buf, size_t len)
 {
 	const struct dmcopy_caps *caps = rd->caps;
@@ -412,9 +449,10 @@ static void hydration(const struct row_data *rd, char *buf, size_t len)
 	if (dmcopy_dm_hydration(rd->ctx, caps->dm_name, &hydrated, &regions) ||
 	    !regions)
 		return;
-	snprintf(buf, len, "hydrating: %.1f%% (%" PRIu64 " of %" PRIu64 " regions); ",
+	snprintf(buf, len, "hydrating: %.1f%% (%" PRIu64 " of %" PRIu64 " regions) ",
 		 hydrated == regions ? 100.0 :
 		 (double)(hydrated * 1000 / regions) / 10, hydrated, regions);
+	hydration_path(rd->ctx, caps->dm_name, buf, len);
 }
 
 static void text_of(const struct row_data *rd, int id, char *buf, size_t len)
@@ -447,9 +485,12 @@ static void text_of(const struct row_data *rd, int id, char *buf, size_t len)
 		snprintf(buf, len, "%s", dmcopy_path_name(v.path));
 		break;
 	case COL_NOTE:
-		dmcopy_caps_verdict(caps, &v);
+		/* a dm-clone hydrating copies, whatever it passes on itself */
 		hydration(rd, buf, len);
-		snprintf(buf + strlen(buf), len - strlen(buf), "%s", v.reason);
+		if (buf[0])
+			break;
+		dmcopy_caps_verdict(caps, &v);
+		snprintf(buf, len, "%s", v.reason);
 		break;
 	case COL_LAYER:
 		decider(rd->ctx, caps, buf, len);

@@ -73,3 +73,12 @@ usage_error() {
 		[ "${stderr_lines[0]}" = "dmcopy: invalid --jobs '$n': a number from 1 to 10000" ]
 	done
 }
+
+@test "without device-mapper in the kernel: 'device-mapper not available', not libdm's message" {
+	if dmsetup version 2>/dev/null | grep -q '^Driver version'; then
+		skip "this host's kernel has device-mapper"
+	fi
+	run --separate-stderr "$DMCOPY" remove dmt-none
+	[ "$status" -eq 1 ]
+	[ "$stderr" = "dmcopy: dmt-none: device-mapper not available (no dm_mod in this kernel, or /dev/mapper/control missing)" ]
+}

@@ -77,6 +77,30 @@ status_json() {
 	[[ " ${lines[*]} " == *" nullb0 "* ]]
 }
 
+@test "dmcopy status: a hydrating dm-clone's NOTE says it copies through dm-kcopyd, and how" {
+	nullb_load copy_max_bytes=$MiB
+	local sz=$(( 64 * 2048 )) note dst
+	dmsetup create dmt-src --table "0 $sz linear /dev/nullb0 0"
+	dmsetup create dmt-dst --table "0 $sz linear /dev/nullb0 $sz"
+	dmsetup create dmt-meta --table "0 8192 linear /dev/nullb0 $(( 2 * sz ))"
+	# A slow source (dm-delay, which passes no copies): hydration takes
+	# a while, and dm-kcopyd reads and writes.
+	dmsetup create dmt-slow --table "0 $sz delay /dev/mapper/dmt-src 0 100"
+	dd if=/dev/zero of=/dev/mapper/dmt-meta bs=1M count=1 oflag=direct status=none
+	dmsetup create dmt-clone --table "0 $sz clone /dev/mapper/dmt-meta /dev/mapper/dmt-dst /dev/mapper/dmt-slow 8"
+	note=$("$DMCOPY" status -r -n -o NOTE /dev/mapper/dmt-clone)
+	echo "$note"
+	[[ $note =~ ^hydrating:\ [0-9.]+%\ \([0-9]+\ of\ 16384\ regions\)\ through\ dm-kcopyd,\ read\ and\ written\ in\ the\ kernel\ \($(dm_dev dmt-slow)\ cannot\ offload\ copies\)$ ]]
+	dmsetup remove dmt-clone
+	# Source and destination that both offload: offered to the device.
+	dd if=/dev/zero of=/dev/mapper/dmt-meta bs=1M count=1 oflag=direct status=none
+	dmsetup create dmt-clone --table "0 $sz clone /dev/mapper/dmt-meta /dev/mapper/dmt-dst /dev/mapper/dmt-src 8 1 no_hydration"
+	note=$("$DMCOPY" status -r -n -o NOTE /dev/mapper/dmt-clone)
+	echo "$note"
+	dst=$(dm_dev dmt-dst)
+	[[ $note =~ ^hydrating:\ 0.0%\ \(0\ of\ 16384\ regions\)\ through\ dm-kcopyd,\ offered\ to\ the\ device\ \($(dm_dev dmt-src),\ $dst\)$ ]]
+}
+
 @test "dmcopy status: a missing device among present ones exits 64, one line on stderr" {
 	nullb_load copy_max_bytes=$MiB
 	run --separate-stderr "$DMCOPY" status nullb0 /dev/nonexistent

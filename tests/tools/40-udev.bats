@@ -101,3 +101,23 @@ prop() {
 	udevadm settle
 	[ ! -e /dev/disk/by-id/dm-copy-dmt-u1 ]
 }
+
+@test "a change event of a suspended dmcopy device keeps its properties and its link" {
+	local dm
+	"$DMCOPY" create dmt-u3 /dev/nullb0 --size 64M
+	dm=$(dm_dev dmt-u3)
+	[ "$(readlink -f /dev/disk/by-id/dm-copy-dmt-u3)" = "/dev/$dm" ]
+	[ "$(prop /dev/$dm ID_COPY_OFFLOAD)" = 1 ]
+	dmsetup suspend dmt-u3
+	echo change >/sys/block/$dm/uevent
+	udevadm settle
+	# The dm rules saw it suspended: nothing read from the device.
+	[ "$(prop /dev/$dm DM_SUSPENDED)" = 1 ]
+	local offload=$(prop /dev/$dm ID_COPY_OFFLOAD) link=$(readlink -f /dev/disk/by-id/dm-copy-dmt-u3)
+	dmsetup resume dmt-u3
+	udevadm settle
+	[ "$offload" = 1 ]
+	[ "$link" = "/dev/$dm" ]
+	[ "$(prop /dev/$dm ID_COPY_MAX_BYTES)" = "$(queue_attr "$dm" copy_max_bytes)" ]
+	"$DMCOPY" remove dmt-u3
+}

@@ -257,12 +257,12 @@ interrupted_prefix() {
 
 @test "dmcopy copy sees SIGTERM between the user-space buffers of one large chunk" {
 	nullb_load copy_max_bytes=$MiB
-	local len=$(( 256 * MiB )) d=$BATS_TEST_TMPDIR how
+	local len=$(( 128 * MiB )) d=$BATS_TEST_TMPDIR how
 	fill /dev/nullb0 0 /dev/nullb0 $(( 512 * MiB )) $len
 	# One chunk for all of it, read and written in 8 MiB buffers: the
 	# stop must not wait for the chunk's end.
 	how=$("$SIGNAL_RUN" "$d/out" "$d/err" '\(0\.00/100%\)' TERM -- \
-		"$DMCOPY" copy --no-offload --chunk 256M -p /dev/nullb0:0 /dev/nullb0:512M --length $len)
+		"$DMCOPY" copy --no-offload --chunk 128M -p /dev/nullb0:0 /dev/nullb0:512M --length $len)
 	echo "dmcopy: $how"
 	[ "$how" = "signal TERM" ]
 	interrupted_prefix $len

@@ -88,14 +88,14 @@ status_json() {
 	dmsetup create dmt-slow --table "0 $sz delay /dev/mapper/dmt-src 0 100"
 	dd if=/dev/zero of=/dev/mapper/dmt-meta bs=1M count=1 oflag=direct status=none
 	dmsetup create dmt-clone --table "0 $sz clone /dev/mapper/dmt-meta /dev/mapper/dmt-dst /dev/mapper/dmt-slow 8"
-	note=$("$DMCOPY" status -r -n -o NOTE /dev/mapper/dmt-clone)
+	note=$("$DMCOPY" status -J -o NOTE /dev/mapper/dmt-clone | jq -r ".devices[0].note")
 	echo "$note"
 	[[ $note =~ ^hydrating:\ [0-9.]+%\ \([0-9]+\ of\ 16384\ regions\)\ through\ dm-kcopyd,\ read\ and\ written\ in\ the\ kernel\ \($(dm_dev dmt-slow)\ cannot\ offload\ copies\)$ ]]
 	dmsetup remove dmt-clone
 	# Source and destination that both offload: offered to the device.
 	dd if=/dev/zero of=/dev/mapper/dmt-meta bs=1M count=1 oflag=direct status=none
 	dmsetup create dmt-clone --table "0 $sz clone /dev/mapper/dmt-meta /dev/mapper/dmt-dst /dev/mapper/dmt-src 8 1 no_hydration"
-	note=$("$DMCOPY" status -r -n -o NOTE /dev/mapper/dmt-clone)
+	note=$("$DMCOPY" status -J -o NOTE /dev/mapper/dmt-clone | jq -r ".devices[0].note")
 	echo "$note"
 	dst=$(dm_dev dmt-dst)
 	[[ $note =~ ^hydrating:\ 0.0%\ \(0\ of\ 16384\ regions\)\ through\ dm-kcopyd,\ offered\ to\ the\ device\ \($(dm_dev dmt-src),\ $dst\)$ ]]

@@ -371,7 +371,9 @@ os.open("/dev/nullb0", os.O_RDONLY | os.O_EXCL); print("open", flush=True); time
 	mkfs.ext4 -q /dev/nullb0p1
 	mkdir "$mnt"
 	mount /dev/nullb0p1 "$mnt"
-	dev_read /dev/nullb0 0 $(( 200 * MiB )) "$before"
+	# What lies before the partition (the copy's destination among it);
+	# umount writes the partition's own superblock.
+	dev_read /dev/nullb0 0 $(( 128 * MiB )) "$before"
 	run --separate-stderr "$DMCOPY" copy -f -l 1M /dev/nullb0:512M /dev/nullb0:64M
 	echo "$stderr"
 	umount "$mnt" || true

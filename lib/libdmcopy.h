@@ -582,6 +582,10 @@ bool dmcopy_ranges_overlap(const char *src_id, uint64_t src_abs,
  * dmcopy_copy_plan - check a copy and settle its length, before any byte
  * moves; the first rule that fails gives the message:
  *
+ *  0. An offset, or an offset plus an explicit @len, past what the kernel
+ *     takes (loff_t, 2^63 - 1): -EINVAL "<path>: offset <n> is past what
+ *     the kernel takes (<max>)" or "<path>: <len> bytes at <off> end past
+ *     what the kernel takes (<max>)".
  *  1. An offset at or past its end: -EINVAL "<path>: offset <n> is past
  *     its end (<size> bytes)" (a growing destination takes any offset).
  *  2. @len DMCOPY_LENGTH_FIT: what is left of the source, and of the
@@ -589,7 +593,10 @@ bool dmcopy_ranges_overlap(const char *src_id, uint64_t src_abs,
  *     Otherwise @len must fit both: -EINVAL "<path>: <len> bytes at <off>
  *     run past its end (<size> bytes)"; @len 0: -EINVAL "nothing to copy".
  *  3. Overlap on one disk or file: -EINVAL "source and destination
- *     overlap on <id>", whatever force says.
+ *     overlap on <id>", whatever force says. (dmcopy_copy() also follows
+ *     both ends down loop devices and dm-linear tables and refuses an
+ *     overlap there: "source and destination overlap: <src> and <dst>
+ *     are both stored on <id>".)
  *  4. An offset or the length not a multiple of the larger logical block
  *     size (O_DIRECT): -EINVAL "<what> <n> is not a multiple of the
  *     <align>-byte logical block size of <path>".

@@ -14,7 +14,6 @@ load ../lib/dm
 load ../lib/nvme
 
 DMCOPY=$DMCOPY_TOP/tools/dmcopy
-SIGNAL_RUN=$DMCOPY_TOP/tests/helpers/signal-run
 MiB=1048576
 GUARD=65536
 

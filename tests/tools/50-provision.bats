@@ -479,7 +479,7 @@ os.open("/dev/dmtvg0/golden-clone1", os.O_RDONLY); print("open", flush=True); ti
 	# Interrupted once the copies started (every clone is made by then);
 	# it reports, then dies by SIGINT as dd does.
 	local d=$BATS_TEST_TMPDIR how i
-	how=$("$DMCOPY_TOP/tests/helpers/signal-run" "$d/out" "$d/err" '\(0\.00/100%\)' INT -- \
+	how=$("$SIGNAL_RUN" "$d/out" "$d/err" '\(0\.00/100%\)' INT -- \
 		"$DMCOPY" provision --golden /dev/mapper/dmt-slow --vg dmtvg0 --count 3 \
 		--name 's%d' --progress)
 	cat "$d/out" "$d/err"

@@ -206,8 +206,11 @@ thin_run() {
 	# done. A completion that touched the client after handing over its
 	# job would be a use after free (KASAN on the debug kernel).
 	nullb_load copy_max_bytes=$MiB
-	local d=$BATS_TEST_TMPDIR size=4 rounds i offloaded
+	local d=$BATS_TEST_TMPDIR size rounds i offloaded
+	# The long form's 1000 rounds on the debug kernel: 1 MiB, still 256
+	# regions a round, so that they fit in a session's VM run.
 	rounds=$(long_or 20 1000)
+	size=$(long_or 4 1)
 	linear dmt-src /dev/nullb0 16 $size
 	linear dmt-dst /dev/nullb0 64 $size
 	linear dmt-meta /dev/nullb0 128 4

@@ -416,6 +416,47 @@ out:
 	return r < 0 ? r : 0;
 }
 
+int dmcopy_dm_info(struct dmcopy_ctx *ctx, const char *name,
+		   struct dmcopy_dm_info *out)
+{
+	struct dmcopy_dm_info got = { .size = sizeof(got) };
+	struct dm_task *dmt;
+	struct dm_info info;
+	size_t size = out->size;
+	int r = 0;
+
+	if (size < sizeof(got))
+		return dmcopy_err(ctx, -EINVAL,
+				  "struct dmcopy_dm_info of %zu bytes: set its size",
+				  size);
+	dmt = new_task(ctx, DM_DEVICE_INFO, name, &r);
+	if (!dmt)
+		goto out;
+	if (!dm_task_run(dmt) || !dm_task_get_info(dmt, &info)) {
+		r = task_failed(ctx, dmt, name, "info");
+		goto out;
+	}
+	if (!info.exists) {
+		r = -ENODEV;
+		ctx->err[0] = '\0';
+		goto out;
+	}
+	got.major = info.major;
+	got.minor = info.minor;
+	got.open_count = info.open_count;
+	got.suspended = info.suspended;
+	got.live_table = info.live_table;
+	got.inactive_table = info.inactive_table;
+	/* what the caller's struct has room for; its size stays its own */
+	memcpy((char *)out + sizeof(out->size), (char *)&got + sizeof(got.size),
+	       (size < sizeof(got) ? size : sizeof(got)) - sizeof(got.size));
+out:
+	if (dmt)
+		dm_task_destroy(dmt);
+	dm_log_end();
+	return r;
+}
+
 int dmcopy_message(struct dmcopy_ctx *ctx, const char *name, uint64_t sector,
 		   const char *text)
 {

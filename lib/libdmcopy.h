@@ -406,6 +406,17 @@ void dmcopy_table_free(struct dmcopy_table *table);
 int dmcopy_table_add_segment(struct dmcopy_table *table,
 			     const struct dmcopy_segment *seg);
 
+/*
+ * dmcopy_table_add_target - append a target the library has no segment
+ * type for (a "clone" over volumes, say), @sectors long, as its line
+ * "<type> <params>" in the kernel's own syntax: the kernel checks the
+ * devices and arguments when the table is loaded. @type is a target name
+ * (letters, digits, '-' and '_'); @params is not empty and one line.
+ * Returns 0, -EINVAL or -ENOMEM; @table is unchanged on failure.
+ */
+int dmcopy_table_add_target(struct dmcopy_table *table, uint64_t sectors,
+			    const char *type, const char *params);
+
 /* dmcopy_table_count - the number of segments in @table */
 size_t dmcopy_table_count(const struct dmcopy_table *table);
 
@@ -486,6 +497,29 @@ int dmcopy_dm_remove(struct dmcopy_ctx *ctx, const char *name);
  */
 int dmcopy_dm_uuid(struct dmcopy_ctx *ctx, const char *name, char *uuid,
 		   size_t len);
+
+/*
+ * struct dmcopy_dm_info - what DM_DEVICE_INFO tells of a mapped device.
+ * The caller sets @size to sizeof(struct dmcopy_dm_info); the library
+ * fills what fits in @size bytes, so a program built against an older,
+ * shorter struct keeps working when fields are added at the end.
+ */
+struct dmcopy_dm_info {
+	size_t size;
+	unsigned int major, minor;	/* its kernel name is dm-<minor> */
+	int open_count;			/* openers of the device now */
+	bool suspended;
+	bool live_table;		/* false: created, never resumed */
+	bool inactive_table;		/* loaded, waiting for a resume */
+};
+
+/*
+ * dmcopy_dm_info - @info of the mapped device @name. -ENODEV when there is
+ * no such device (no message: callers often just want to know), -EINVAL
+ * when @info->size is below the fields of the first version.
+ */
+int dmcopy_dm_info(struct dmcopy_ctx *ctx, const char *name,
+		   struct dmcopy_dm_info *info);
 
 /*
  * dmcopy_message - send @text to the target of @name at @sector, as

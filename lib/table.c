@@ -6,6 +6,7 @@
  * wrong.
  */
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,8 +16,9 @@
 struct table_target {
 	uint64_t start;		/* sectors */
 	uint64_t length;	/* sectors */
-	const char *type;	/* static */
-	char *params;
+	const char *type;	/* static, or in @owned */
+	char *params;		/* allocated, or in @owned */
+	char *owned;		/* a raw target's type and parameters */
 };
 
 struct dmcopy_table {
@@ -42,8 +44,12 @@ void dmcopy_table_free(struct dmcopy_table *t)
 
 	if (!t)
 		return;
-	for (i = 0; i < t->count; i++)
-		free(t->targets[i].params);
+	for (i = 0; i < t->count; i++) {
+		if (t->targets[i].owned)
+			free(t->targets[i].owned);
+		else
+			free(t->targets[i].params);
+	}
 	free(t->targets);
 	free(t->text);
 	free(t);
@@ -182,8 +188,60 @@ int dmcopy_table_add_segment(struct dmcopy_table *t,
 	target->length = seg->length / 512;
 	target->type = seg->type == DMCOPY_TARGET_COPY ? "copy" : "linear";
 	target->params = params;
+	target->owned = NULL;
 	t->sectors += target->length;
 	t->ctx->err[0] = '\0';
+	return 0;
+}
+
+static bool target_name(const char *s)
+{
+	size_t n = 0;
+
+	for (; *s; s++, n++)
+		if (!(*s >= 'a' && *s <= 'z') && !(*s >= 'A' && *s <= 'Z') &&
+		    !(*s >= '0' && *s <= '9') && *s != '-' && *s != '_')
+			return false;
+	return n && n < DMCOPY_TYPE_LEN;
+}
+
+int dmcopy_table_add_target(struct dmcopy_table *t, uint64_t sectors,
+			    const char *type, const char *params)
+{
+	struct table_target *grown, *target;
+	char *copy;
+
+	if (!type || !target_name(type))
+		return dmcopy_err(t->ctx, -EINVAL, "invalid target type \"%s\"",
+				  type ? type : "");
+	if (!params || !*params || strpbrk(params, "\n\r"))
+		return dmcopy_err(t->ctx, -EINVAL,
+				  "%s: the parameters must be one line, not empty",
+				  type);
+	if (!sectors || sectors > UINT64_MAX - t->sectors)
+		return dmcopy_err(t->ctx, -EINVAL, "%s: invalid length %llu sectors",
+				  type, (unsigned long long)sectors);
+	copy = malloc(strlen(type) + 1 + strlen(params) + 1);
+	if (!copy)
+		return dmcopy_err(t->ctx, -ENOMEM, "out of memory");
+	grown = realloc(t->targets, (t->count + 1) * sizeof(*grown));
+	if (!grown) {
+		free(copy);
+		return dmcopy_err(t->ctx, -ENOMEM, "out of memory");
+	}
+	t->targets = grown;
+	/* the type's name, then its parameters, in one allocation */
+	strcpy(copy, type);
+	strcpy(copy + strlen(type) + 1, params);
+	target = &t->targets[t->count++];
+	target->start = t->sectors;
+	target->length = sectors;
+	target->type = copy;
+	target->params = copy + strlen(type) + 1;
+	target->owned = copy;
+	t->sectors += sectors;
+	if (t->ctx)
+		t->ctx->err[0] = '\0';
 	return 0;
 }
 

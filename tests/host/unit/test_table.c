@@ -247,6 +247,66 @@ static void test_refused(void **state)
 	dmcopy_table_free(t);
 }
 
+/* Targets the library has no segment type for, in the kernel's syntax. */
+static void test_raw_target(void **state)
+{
+	struct dmcopy_ctx *ctx = *state;
+	struct dmcopy_table *t = dmcopy_table_new(ctx);
+	struct dmcopy_segment seg = {
+		.type = DMCOPY_TARGET_LINEAR, .device = "nullb0",
+		.offset = 0, .length = 4096,
+	};
+	uint64_t start, length;
+	const char *type, *params;
+
+	assert_non_null(t);
+	assert_int_equal(dmcopy_table_add_segment(t, &seg), 0);
+	assert_int_equal(dmcopy_table_add_target(t, 2048, "clone",
+			"/dev/vg/m /dev/vg/d /dev/vg/g 1024 1 no_hydration"), 0);
+	assert_string_equal(dmcopy_last_error(ctx), "");
+	assert_string_equal(dmcopy_table_text(t),
+			    "0 8 linear 252:0 0\n"
+			    "8 2048 clone /dev/vg/m /dev/vg/d /dev/vg/g 1024 1 no_hydration\n");
+	assert_int_equal(dmcopy_table_target(t, 1, &start, &length, &type,
+					     &params), 0);
+	assert_true(start == 8 && length == 2048);
+	assert_string_equal(type, "clone");
+	assert_string_equal(params, "/dev/vg/m /dev/vg/d /dev/vg/g 1024 1 no_hydration");
+
+	/* refused, and the table stays as it was */
+	assert_int_equal(dmcopy_table_add_target(t, 0, "zero", "x"), -EINVAL);
+	assert_string_equal(dmcopy_last_error(ctx), "zero: invalid length 0 sectors");
+	assert_int_equal(dmcopy_table_add_target(t, UINT64_MAX, "zero", "x"), -EINVAL);
+	assert_int_equal(dmcopy_table_add_target(t, 8, "", "x"), -EINVAL);
+	assert_string_equal(dmcopy_last_error(ctx), "invalid target type \"\"");
+	assert_int_equal(dmcopy_table_add_target(t, 8, NULL, "x"), -EINVAL);
+	assert_int_equal(dmcopy_table_add_target(t, 8, "a b", "x"), -EINVAL);
+	assert_int_equal(dmcopy_table_add_target(t, 8, "averyveryverylongtype", "x"),
+			 -EINVAL);
+	assert_int_equal(dmcopy_table_add_target(t, 8, "zero", ""), -EINVAL);
+	assert_string_equal(dmcopy_last_error(ctx),
+			    "zero: the parameters must be one line, not empty");
+	assert_int_equal(dmcopy_table_add_target(t, 8, "zero", NULL), -EINVAL);
+	assert_int_equal(dmcopy_table_add_target(t, 8, "linear", "252:0 0\n0 8 zero"),
+			 -EINVAL);
+	assert_int_equal(dmcopy_table_count(t), 2);
+	assert_true(dmcopy_table_sectors(t) == 2056);
+	dmcopy_table_free(t);
+}
+
+/* A struct dmcopy_dm_info without its size is refused before any ioctl. */
+static void test_dm_info_size(void **state)
+{
+	struct dmcopy_ctx *ctx = *state;
+	struct dmcopy_dm_info info = { .size = 0 };
+
+	assert_int_equal(dmcopy_dm_info(ctx, "any", &info), -EINVAL);
+	assert_string_equal(dmcopy_last_error(ctx),
+			    "struct dmcopy_dm_info of 0 bytes: set its size");
+	info.size = sizeof(info) - 1;
+	assert_int_equal(dmcopy_dm_info(ctx, "any", &info), -EINVAL);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -257,6 +317,8 @@ int main(void)
 		cmocka_unit_test(test_format_errors),
 		cmocka_unit_test(test_compose),
 		cmocka_unit_test(test_refused),
+		cmocka_unit_test(test_raw_target),
+		cmocka_unit_test(test_dm_info_size),
 	};
 
 	return cmocka_run_group_tests_name("copy table", tests, setup, teardown);

@@ -539,3 +539,76 @@ os.open("/dev/dmtvg0/golden-clone1", os.O_RDONLY); print("open", flush=True); ti
 	[ "$output" = "removed dmtvg0/golden-clone2" ]
 	[ "$(lv_names dmtvg0)" = "golden other " ]
 }
+
+@test "provision and deprovision change device-mapper through libdmcopy only: no dmsetup runs, --hydrate included" {
+	vg_on dmtvg0 "$NS1"
+	lvm_cmd lvcreate -y -Wn -Zn -L 16M -n golden dmtvg0
+	local d=$BATS_TEST_TMPDIR i
+	random_file "$d/golden" $(( 16 * MiB ))
+	dev_write /dev/dmtvg0/golden 0 "$d/golden"
+	# A dmsetup first in PATH that says it ran and fails.
+	mkdir "$d/bin"
+	printf '#!/bin/sh\necho "dmsetup $*" >>"%s/dmsetup.log"\nexit 1\n' "$d" >"$d/bin/dmsetup"
+	chmod +x "$d/bin/dmsetup"
+	PATH=$d/bin:$PATH run -0 "$DMCOPY" provision --golden /dev/dmtvg0/golden \
+		--vg dmtvg0 --count 2 --name 'h%d' --hydrate --verify --quiet
+	echo "$output"
+	[[ $output == *"h1: usable now as /dev/mapper/dmcopy-dmtvg0-h1, hydrating"* ]]
+	[[ $output == *"2 of 2 clones ready (2 made now)"* ]]
+	for i in 1 2; do
+		dev_expect "/dev/dmtvg0/h$i" 0 "$d/golden"
+		[ ! -e "/dev/mapper/dmcopy-dmtvg0-h$i" ]
+	done
+	# A hydration stopped by SIGINT leaves its dm-clone device, which
+	# deprovision removes before the volumes.
+	dmsetup create dmt-slow --table "0 $(( 16 * 2048 )) delay /dev/dmtvg0/golden 0 200"
+	PATH=$d/bin:$PATH "$DMCOPY" provision --golden /dev/mapper/dmt-slow \
+		--vg dmtvg0 --count 1 --name 's%d' --hydrate --quiet >"$d/out" 2>&1 &
+	local pid=$! status=0
+	for (( i = 0; i < 300; i++ )); do
+		[ -b /dev/mapper/dmcopy-dmtvg0-s1 ] && break
+		sleep 0.1
+	done
+	[ -b /dev/mapper/dmcopy-dmtvg0-s1 ]
+	kill -INT $pid
+	wait $pid || status=$?
+	cat "$d/out"
+	[ "$status" = 130 ]
+	[ -b /dev/mapper/dmcopy-dmtvg0-s1 ]
+	PATH=$d/bin:$PATH run -0 "$DMCOPY" deprovision --yes --vg dmtvg0 --tag dmcopy
+	echo "$output"
+	[[ $output == *"removed /dev/mapper/dmcopy-dmtvg0-s1"* ]]
+	[ ! -e /dev/mapper/dmcopy-dmtvg0-s1 ]
+	[ "$(lv_names dmtvg0)" = "golden " ]
+	if [ -e "$d/dmsetup.log" ]; then
+		cat "$d/dmsetup.log"
+		fail "dmcopy ran dmsetup"
+	fi
+	dev_expect /dev/dmtvg0/golden 0 "$d/golden"
+}
+
+@test "provision and deprovision read the volume group alike whatever lvm.conf's report section says" {
+	# A report configured for people (or for another program): the
+	# volume group must still read the same. Only dmcopy gets it.
+	local conf=$BATS_TEST_TMPDIR/lvm-report
+	mkdir "$conf"
+	cp "$LVM_SYSTEM_DIR/lvm.conf" "$conf/"
+	cat >>"$conf/lvm.conf" <<-'CONF'
+	report { output_format = "json" compact_output = 1 aligned = 0
+		prefixes = 1 quoted = 0 separator = ":" }
+	CONF
+	vg_on dmtvg0 "$NS1"
+	lvm_cmd lvcreate -y -Wn -Zn -L 8M -n golden dmtvg0
+	LVM_SYSTEM_DIR=$conf run -0 "$DMCOPY" provision --golden /dev/dmtvg0/golden \
+		--vg dmtvg0 --count 2 --quiet
+	[[ $output == *"2 of 2 clones ready (2 made now)"* ]]
+	# the re-run finds both, made by the first run
+	LVM_SYSTEM_DIR=$conf run -0 "$DMCOPY" provision --golden /dev/dmtvg0/golden \
+		--vg dmtvg0 --count 2 --quiet
+	echo "$output"
+	[[ $output == *"2 of 2 clones ready (0 made now)"* ]]
+	LVM_SYSTEM_DIR=$conf run -0 --separate-stderr "$DMCOPY" deprovision \
+		--vg dmtvg0 --tag dmcopy
+	[ "$output" = "$(printf 'removed dmtvg0/golden-clone1\nremoved dmtvg0/golden-clone2')" ]
+	[ "$(lv_names dmtvg0)" = "golden " ]
+}

@@ -66,6 +66,35 @@ int dmcopy_err(struct dmcopy_ctx *ctx, int err, const char *fmt, ...)
 	return err;
 }
 
+int dmcopy_check_size(struct dmcopy_ctx *ctx, size_t size, size_t min,
+		      const char *what)
+{
+	if (size >= min)
+		return 0;
+	return dmcopy_err(ctx, -EINVAL,
+			  "struct %s of %zu bytes: set its size (sizeof)",
+			  what, size);
+}
+
+void dmcopy_struct_in(void *full, size_t full_size, const void *callers)
+{
+	size_t size = *(const size_t *)callers;
+
+	memset(full, 0, full_size);
+	memcpy(full, callers, size < full_size ? size : full_size);
+	*(size_t *)full = full_size;
+}
+
+void dmcopy_struct_out(void *callers, const void *full, size_t full_size)
+{
+	size_t size = *(const size_t *)callers;
+
+	if (size > full_size)
+		size = full_size;
+	memcpy((char *)callers + sizeof(size_t),
+	       (const char *)full + sizeof(size_t), size - sizeof(size_t));
+}
+
 int dmcopy_snprintf(char *buf, size_t len, const char *fmt, ...)
 {
 	va_list ap;

@@ -176,8 +176,13 @@ const char *dmcopy_copy_refusal(int err, const struct dmcopy_copy_end *src,
 	return NULL;
 }
 
-const char *dmcopy_copy_offload(const struct dmcopy_copy_report *rep)
+const char *dmcopy_copy_offload(const struct dmcopy_copy_report *callers)
 {
+	struct dmcopy_copy_report full;
+	const struct dmcopy_copy_report *rep = &full;
+
+	/* what an older, shorter report lacks reads as 0 */
+	dmcopy_struct_in(&full, sizeof(full), callers);
 	if (rep->avoided)
 		return "avoided";
 	if (rep->offloaded)
@@ -199,11 +204,17 @@ int dmcopy_format_progress(uint64_t done, uint64_t total, char *buf,
 			       (unsigned int)(hundredths % 100));
 }
 
-int dmcopy_format_copy_report(const struct dmcopy_copy_report *rep,
+int dmcopy_format_copy_report(const struct dmcopy_copy_report *callers,
 			      char *buf, size_t len)
 {
+	struct dmcopy_copy_report full;
+	const struct dmcopy_copy_report *rep = &full;
 	char head[128];
 
+	if (dmcopy_check_size(NULL, callers->size, DMCOPY_COPY_REPORT_SIZE_V1,
+			      "dmcopy_copy_report"))
+		return -EINVAL;
+	dmcopy_struct_in(&full, sizeof(full), callers);
 	if (rep->copied == rep->length)
 		snprintf(head, sizeof(head), "copied %" PRIu64 " bytes",
 			 rep->copied);

@@ -88,7 +88,7 @@ int dmcopy_parse_copy_status(struct dmcopy_ctx *ctx, const char *params,
 		"offloaded copies", "offloaded bytes", "emulated copies",
 		"emulated bytes", "errors", "copies in flight",
 	};
-	struct dmcopy_copy_status st;
+	struct dmcopy_copy_status st = { .size = sizeof(st) };
 	uint64_t *counters[] = {
 		&st.offloaded_copies, &st.offloaded_bytes,
 		&st.emulated_copies, &st.emulated_bytes,
@@ -98,6 +98,10 @@ int dmcopy_parse_copy_status(struct dmcopy_ctx *ctx, const char *params,
 	unsigned int i;
 	int r;
 
+	r = dmcopy_check_size(ctx, status->size, DMCOPY_COPY_STATUS_SIZE_V1,
+			      "dmcopy_copy_status");
+	if (r)
+		return r;
 	r = split_words(ctx, "copy status", params, &words);
 	if (r)
 		return r;
@@ -112,15 +116,22 @@ int dmcopy_parse_copy_status(struct dmcopy_ctx *ctx, const char *params,
 		if (r)
 			return r;
 	}
-	*status = st;
+	dmcopy_struct_out(status, &st, sizeof(st));
 	return 0;
 }
 
 int dmcopy_format_copy_status(const struct dmcopy_copy_status *status,
 			      char *buf, size_t len)
 {
-	const char *mode = dmcopy_mode_name(status->mode);
+	struct dmcopy_copy_status st;
+	const char *mode;
 
+	if (dmcopy_check_size(NULL, status->size, DMCOPY_COPY_STATUS_SIZE_V1,
+			      "dmcopy_copy_status"))
+		return -EINVAL;
+	dmcopy_struct_in(&st, sizeof(st), status);
+	status = &st;
+	mode = dmcopy_mode_name(status->mode);
 	if (!mode)
 		return -EINVAL;
 	return dmcopy_snprintf(buf, len,

@@ -180,7 +180,7 @@ static int resolve_dm(struct dmcopy_ctx *ctx, const struct dmcopy_caps *caps,
 static int resolve(struct dmcopy_ctx *ctx, const char *dev, uint64_t off,
 		   uint64_t len, unsigned int depth, struct extents *x)
 {
-	struct dmcopy_caps caps;
+	struct dmcopy_caps caps = { .size = sizeof(caps) };
 	bool done = false;
 	uint64_t abs;
 	int r;
@@ -610,18 +610,28 @@ int dmcopy_copy(struct dmcopy_ctx *ctx,
 		const struct dmcopy_copy_opts *opts,
 		struct dmcopy_copy_report *report)
 {
-	static const struct dmcopy_copy_opts defaults;
-	const struct dmcopy_copy_opts *o = opts ? opts : &defaults;
+	struct dmcopy_copy_opts full_opts = { .size = sizeof(full_opts) };
+	const struct dmcopy_copy_opts *o = &full_opts;
+	struct dmcopy_copy_report rep = { .size = sizeof(rep) };
 	struct copy_run run = {
-		.ctx = ctx, .src_off = src_off, .dst_off = dst_off, .rep = report,
-		.src = { .fd = -1 }, .dst = { .fd = -1 },
+		.ctx = ctx, .src_off = src_off, .dst_off = dst_off, .rep = &rep,
+		.src = { .fd = -1, .caps.size = sizeof(run.src.caps) },
+		.dst = { .fd = -1, .caps.size = sizeof(run.dst.caps) },
 	};
 	uint64_t off0 = 0, emu0 = 0;
 	bool counted = false;
 	int r;
 
-	memset(report, 0, sizeof(*report));
-	report->avoided = o->no_offload;
+	r = dmcopy_check_size(ctx, report->size, DMCOPY_COPY_REPORT_SIZE_V1,
+			      "dmcopy_copy_report");
+	if (!r && opts)
+		r = dmcopy_check_size(ctx, opts->size, DMCOPY_COPY_OPTS_SIZE_V1,
+				      "dmcopy_copy_opts");
+	if (r)
+		return r;
+	if (opts)
+		dmcopy_struct_in(&full_opts, sizeof(full_opts), opts);
+	rep.avoided = o->no_offload;
 	ctx->err[0] = '\0';
 	r = prepare(&run, src_path, dst_path, len, o);
 	if (r)
@@ -643,5 +653,6 @@ out:
 		close(run.dst.fd);
 	dmcopy_caps_release(&run.src.caps);
 	dmcopy_caps_release(&run.dst.caps);
+	dmcopy_struct_out(report, &rep, sizeof(rep));
 	return r;
 }

@@ -422,13 +422,12 @@ int dmcopy_dm_info(struct dmcopy_ctx *ctx, const char *name,
 	struct dmcopy_dm_info got = { .size = sizeof(got) };
 	struct dm_task *dmt;
 	struct dm_info info;
-	size_t size = out->size;
-	int r = 0;
+	int r;
 
-	if (size < sizeof(got))
-		return dmcopy_err(ctx, -EINVAL,
-				  "struct dmcopy_dm_info of %zu bytes: set its size",
-				  size);
+	r = dmcopy_check_size(ctx, out->size, DMCOPY_DM_INFO_SIZE_V1,
+			      "dmcopy_dm_info");
+	if (r)
+		return r;
 	dmt = new_task(ctx, DM_DEVICE_INFO, name, &r);
 	if (!dmt)
 		goto out;
@@ -447,9 +446,7 @@ int dmcopy_dm_info(struct dmcopy_ctx *ctx, const char *name,
 	got.suspended = info.suspended;
 	got.live_table = info.live_table;
 	got.inactive_table = info.inactive_table;
-	/* what the caller's struct has room for; its size stays its own */
-	memcpy((char *)out + sizeof(out->size), (char *)&got + sizeof(got.size),
-	       (size < sizeof(got) ? size : sizeof(got)) - sizeof(got.size));
+	dmcopy_struct_out(out, &got, sizeof(got));
 out:
 	if (dmt)
 		dm_task_destroy(dmt);
@@ -560,7 +557,11 @@ static int parse_copy_status(struct dmcopy_ctx *ctx, const char *params,
 int dmcopy_dm_copy_status(struct dmcopy_ctx *ctx, const char *name,
 			  struct dmcopy_copy_status *status)
 {
-	return status_of_target(ctx, name, "copy", parse_copy_status, status);
+	int r = dmcopy_check_size(ctx, status->size, DMCOPY_COPY_STATUS_SIZE_V1,
+				  "dmcopy_copy_status");
+
+	return r ? r : status_of_target(ctx, name, "copy", parse_copy_status,
+					 status);
 }
 
 struct hydration {

@@ -31,6 +31,41 @@ struct dmcopy_ctx {
 int dmcopy_err(struct dmcopy_ctx *ctx, int err, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
+/*
+ * Structs with their size first (libdmcopy.h): the size of a struct's
+ * first version, up to and including its member @last.
+ */
+#define DMCOPY_SIZE_UPTO(type, last) \
+	(offsetof(type, last) + sizeof(((type *)0)->last))
+
+#define DMCOPY_CAPS_SIZE_V1 \
+	DMCOPY_SIZE_UPTO(struct dmcopy_caps, nr_holders)
+#define DMCOPY_COPY_STATUS_SIZE_V1 \
+	DMCOPY_SIZE_UPTO(struct dmcopy_copy_status, in_flight)
+#define DMCOPY_SEGMENT_SIZE_V1 \
+	DMCOPY_SIZE_UPTO(struct dmcopy_segment, max_copy_bytes)
+#define DMCOPY_DM_INFO_SIZE_V1 \
+	DMCOPY_SIZE_UPTO(struct dmcopy_dm_info, inactive_table)
+#define DMCOPY_COPY_OPTS_SIZE_V1 \
+	DMCOPY_SIZE_UPTO(struct dmcopy_copy_opts, stop)
+#define DMCOPY_COPY_REPORT_SIZE_V1 \
+	DMCOPY_SIZE_UPTO(struct dmcopy_copy_report, refused_why)
+
+/*
+ * -EINVAL, with a message naming @what, when a caller's struct has a
+ * size below @min (not set, most likely); else 0.
+ */
+int dmcopy_check_size(struct dmcopy_ctx *ctx, size_t size, size_t min,
+		      const char *what);
+
+/*
+ * A caller's struct in, into @full (sizeof @full_size, zeroed beyond what
+ * the caller's has), and a full struct out, into the caller's (what fits
+ * in its size): the size member stays the caller's.
+ */
+void dmcopy_struct_in(void *full, size_t full_size, const void *callers);
+void dmcopy_struct_out(void *callers, const void *full, size_t full_size);
+
 /* A string to a u64: decimal digits only, nothing before or after. */
 int dmcopy_parse_u64(const char *s, uint64_t *value);
 

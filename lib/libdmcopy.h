@@ -19,6 +19,17 @@
  *   library sets its own (errors go into the context), and afterwards
  *   libdm's default again, so a program that installs its own libdm
  *   logger must do so again after calling into libdmcopy.
+ * - Structs that may grow (dmcopy_caps, dmcopy_layer, dmcopy_copy_status,
+ *   dmcopy_segment, dmcopy_dm_info, dmcopy_copy_opts, dmcopy_copy_report)
+ *   start with "size_t size". The caller sets it to the sizeof of the
+ *   struct it passes ({ .size = sizeof(caps) }); the library reads and
+ *   writes only that many bytes, and refuses one smaller than the struct's
+ *   first version with -EINVAL. Structs the library allocates carry the
+ *   size they were made with, and come as arrays of pointers: a program
+ *   built against an older libdmcopy.h works with a newer library, and
+ *   one built against a newer header can tell which fields it got. What
+ *   mirrors a fixed format (a table line, a dm target, a verdict, the
+ *   ends of a copy plan) carries no size.
  */
 #ifndef LIBDMCOPY_H
 #define LIBDMCOPY_H
@@ -97,6 +108,7 @@ int dmcopy_resolve_device(struct dmcopy_ctx *ctx, const char *spec,
  * own: its copy limits, counters and logical block size are its disk's.
  */
 struct dmcopy_caps {
+	size_t size;			/* set by the caller: sizeof */
 	char name[DMCOPY_NAME_LEN];	/* kernel name, partition or disk */
 	char disk[DMCOPY_NAME_LEN];	/* the disk: name itself if no partition */
 	bool is_partition;
@@ -137,7 +149,7 @@ struct dmcopy_caps {
 /*
  * dmcopy_device_caps - read the capabilities of a block device
  * @name: kernel name, device path or MAJ:MIN (see dmcopy_resolve_device)
- * @caps: filled in; release it with dmcopy_caps_release()
+ * @caps: its size set; filled in, release it with dmcopy_caps_release()
  *
  * A kernel without copy offload is no error: @caps->has_copy_sysfs is then
  * false and dmcopy_last_error() says "kernel without copy offload: copies
@@ -197,6 +209,7 @@ int dmcopy_dm_types(const struct dmcopy_dm_target *targets, size_t count,
 
 /* One device of a stack, as dmcopy_device_stack() finds it. */
 struct dmcopy_layer {
+	size_t size;			/* what the library made it with */
 	unsigned int depth;		/* 0: the device asked about */
 	struct dmcopy_caps caps;
 	char types[DMCOPY_TYPES_LEN];	/* dm target types (dmcopy_dm_types);
@@ -206,10 +219,10 @@ struct dmcopy_layer {
 /*
  * dmcopy_device_stack - a device and every device under it
  * @name: as for dmcopy_device_caps()
- * @layers: receives a malloc()ed array, depth first: the device, then
- *	each of its slaves followed by the devices under that slave (a
- *	device under two slaves appears twice); free it with
- *	dmcopy_stack_free()
+ * @layers: receives a malloc()ed array of pointers to layers, depth
+ *	first: the device, then each of its slaves followed by the devices
+ *	under that slave (a device under two slaves appears twice); free it
+ *	with dmcopy_stack_free()
  * @count: the number of layers (at least 1)
  *
  * Target types are read only from the running kernel's tables (usually as
@@ -217,10 +230,10 @@ struct dmcopy_layer {
  * or a negative errno (-ELOOP for a stack deeper than 16 layers).
  */
 int dmcopy_device_stack(struct dmcopy_ctx *ctx, const char *name,
-			struct dmcopy_layer **layers, size_t *count);
+			struct dmcopy_layer ***layers, size_t *count);
 
 /* dmcopy_stack_free - free what dmcopy_device_stack() returned */
-void dmcopy_stack_free(struct dmcopy_layer *layers, size_t count);
+void dmcopy_stack_free(struct dmcopy_layer **layers, size_t count);
 
 /*
  * dmcopy_stack_decider - which layer decides how a copy into layers[0]
@@ -232,8 +245,8 @@ void dmcopy_stack_free(struct dmcopy_layer *layers, size_t count);
  * the first bottom device. Its index, and in @why (DMCOPY_STACK_WHY_LEN
  * bytes is enough; may be NULL) why, in words.
  */
-size_t dmcopy_stack_decider(const struct dmcopy_layer *layers, size_t count,
-			    char *why, size_t len);
+size_t dmcopy_stack_decider(struct dmcopy_layer *const *layers,
+			    size_t count, char *why, size_t len);
 
 enum dmcopy_path {
 	DMCOPY_OFFLOAD,		/* the disk copies it itself */
@@ -305,6 +318,7 @@ int dmcopy_parse_mode(const char *s, enum dmcopy_mode *mode);
 
 /* The INFO status of one copy target. */
 struct dmcopy_copy_status {
+	size_t size;			/* set by the caller: sizeof */
 	enum dmcopy_mode mode;
 	uint64_t offloaded_copies;
 	uint64_t offloaded_bytes;
@@ -320,15 +334,15 @@ struct dmcopy_copy_status {
  * @params: what follows "<start> <length> copy " in "dmsetup status":
  *	"<mode> <offloaded copies> <offloaded bytes> <emulated copies>
  *	<emulated bytes> <errors> <copies in flight>"
- * Returns 0 or -EINVAL.
+ * Returns 0 or -EINVAL (also for @status without its size).
  */
 int dmcopy_parse_copy_status(struct dmcopy_ctx *ctx, const char *params,
 			     struct dmcopy_copy_status *status);
 
 /*
  * dmcopy_format_copy_status - the INFO line as the kernel prints it
- * Returns its length like snprintf(), -EINVAL for an invalid mode, or
- * -ENOSPC when @buf is too small.
+ * Returns its length like snprintf(), -EINVAL for an invalid mode or
+ * @status without its size, or -ENOSPC when @buf is too small.
  */
 int dmcopy_format_copy_status(const struct dmcopy_copy_status *status,
 			      char *buf, size_t len);
@@ -376,6 +390,7 @@ enum dmcopy_target_type {
 
 /* One piece of a device to map, in bytes. */
 struct dmcopy_segment {
+	size_t size;			/* set by the caller: sizeof */
 	enum dmcopy_target_type type;
 	const char *device;		/* kernel name, path or MAJ:MIN */
 	uint64_t offset;		/* bytes into device */
@@ -643,6 +658,7 @@ int dmcopy_copy_plan(struct dmcopy_ctx *ctx,
 		     uint64_t *len);
 
 struct dmcopy_copy_opts {
+	size_t size;		/* set by the caller: sizeof */
 	uint64_t chunk_bytes;	/* per call, rounded down to whole blocks;
 				   0: DMCOPY_DEFAULT_CHUNK */
 	bool force;		/* overwrite signatures (filesystems, tables) */
@@ -650,7 +666,7 @@ struct dmcopy_copy_opts {
 	/*
 	 * Write also to a device in use: mounted (itself or, for a whole
 	 * disk, a partition), with holders, or opened exclusively by another
-	 * program. In the padding after no_offload: the size stays.
+	 * program.
 	 */
 	bool force_in_use;
 	/* called with 0 first, then after every chunk; may be NULL */
@@ -664,6 +680,7 @@ struct dmcopy_copy_opts {
 };
 
 struct dmcopy_copy_report {
+	size_t size;		/* set by the caller: sizeof */
 	uint64_t length;	/* bytes asked for, once the plan settled it */
 	uint64_t copied;	/* [0, copied) of the range is copied */
 	/*
@@ -690,7 +707,8 @@ struct dmcopy_copy_report {
  * @dst_path
  * @len: bytes, or DMCOPY_LENGTH_FIT
  * @opts: NULL for the defaults
- * @report: filled in, also when the copy fails or stops part way
+ * @report: its size set; filled in, also when the copy fails or stops
+ *	part way (but not when its size is refused)
  *
  * Block devices are opened with O_DIRECT (both, so that copy_file_range()
  * can offload); regular files are not, and a regular file destination

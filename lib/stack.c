@@ -17,7 +17,7 @@
 
 struct stack_walk {
 	struct dmcopy_ctx *ctx;
-	struct dmcopy_layer *layers;
+	struct dmcopy_layer **layers;
 	size_t count, alloc;
 };
 
@@ -39,8 +39,8 @@ static void layer_types(struct dmcopy_ctx *ctx, struct dmcopy_layer *l)
 
 static int walk(struct stack_walk *w, const char *name, unsigned int depth)
 {
-	struct dmcopy_layer *l;
-	size_t i, me;
+	struct dmcopy_layer *l, **grown;
+	size_t i;
 	int r;
 
 	if (depth >= STACK_MAX_DEPTH || w->count >= STACK_MAX_LAYERS)
@@ -50,24 +50,27 @@ static int walk(struct stack_walk *w, const char *name, unsigned int depth)
 	if (w->count == w->alloc) {
 		size_t n = w->alloc ? 2 * w->alloc : 4;
 
-		l = realloc(w->layers, n * sizeof(*l));
-		if (!l)
+		grown = realloc(w->layers, n * sizeof(*grown));
+		if (!grown)
 			return dmcopy_err(w->ctx, -ENOMEM, "out of memory");
-		w->layers = l;
+		w->layers = grown;
 		w->alloc = n;
 	}
-	me = w->count;
-	l = &w->layers[me];
-	memset(l, 0, sizeof(*l));
+	l = calloc(1, sizeof(*l));
+	if (!l)
+		return dmcopy_err(w->ctx, -ENOMEM, "out of memory");
+	l->size = sizeof(*l);
+	l->caps.size = sizeof(l->caps);
 	r = dmcopy_device_caps(w->ctx, name, &l->caps);
-	if (r)
+	if (r) {
+		free(l);
 		return r;
+	}
 	l->depth = depth;
-	w->count++;
+	w->layers[w->count++] = l;
 	layer_types(w->ctx, l);
-	/* the array may move: index it again after each child */
-	for (i = 0; i < w->layers[me].caps.nr_slaves; i++) {
-		r = walk(w, w->layers[me].caps.slaves[i], depth + 1);
+	for (i = 0; i < l->caps.nr_slaves; i++) {
+		r = walk(w, l->caps.slaves[i], depth + 1);
 		if (r)
 			return r;
 	}
@@ -75,7 +78,7 @@ static int walk(struct stack_walk *w, const char *name, unsigned int depth)
 }
 
 int dmcopy_device_stack(struct dmcopy_ctx *ctx, const char *name,
-			struct dmcopy_layer **layers, size_t *count)
+			struct dmcopy_layer ***layers, size_t *count)
 {
 	struct stack_walk w = { .ctx = ctx };
 	int r;
@@ -90,12 +93,14 @@ int dmcopy_device_stack(struct dmcopy_ctx *ctx, const char *name,
 	return 0;
 }
 
-void dmcopy_stack_free(struct dmcopy_layer *layers, size_t count)
+void dmcopy_stack_free(struct dmcopy_layer **layers, size_t count)
 {
 	size_t i;
 
-	for (i = 0; i < count; i++)
-		dmcopy_caps_release(&layers[i].caps);
+	for (i = 0; i < count; i++) {
+		dmcopy_caps_release(&layers[i]->caps);
+		free(layers[i]);
+	}
 	free(layers);
 }
 
@@ -129,20 +134,20 @@ static const char *foreign_type(const char *types, char *buf, size_t len)
 }
 
 /* Index of the layer after @i's subtree. */
-static size_t subtree_end(const struct dmcopy_layer *layers, size_t count,
-			  size_t i)
+static size_t subtree_end(struct dmcopy_layer *const *layers,
+			  size_t count, size_t i)
 {
 	size_t j = i + 1;
 
-	while (j < count && layers[j].depth > layers[i].depth)
+	while (j < count && layers[j]->depth > layers[i]->depth)
 		j++;
 	return j;
 }
 
-static size_t decide(const struct dmcopy_layer *layers, size_t count,
+static size_t decide(struct dmcopy_layer *const *layers, size_t count,
 		     size_t i, char *why, size_t len)
 {
-	const struct dmcopy_caps *c = &layers[i].caps;
+	const struct dmcopy_caps *c = &layers[i]->caps;
 	struct dmcopy_verdict v;
 	size_t j, end, d, first = count;
 	char type[64];
@@ -151,7 +156,7 @@ static size_t decide(const struct dmcopy_layer *layers, size_t count,
 		snprintf(why, len, "kernel without copy offload: copies go through user space");
 		return i;
 	}
-	if (has_type(layers[i].types, "copy")) {
+	if (has_type(layers[i]->types, "copy")) {
 		snprintf(why, len, "the copy target of %s serves copies", c->name);
 		return i;
 	}
@@ -159,7 +164,7 @@ static size_t decide(const struct dmcopy_layer *layers, size_t count,
 		snprintf(why, len, "offload off on %s (copy_max_bytes 0)", c->name);
 		return i;
 	}
-	if (foreign_type(layers[i].types, type, sizeof(type))) {
+	if (foreign_type(layers[i]->types, type, sizeof(type))) {
 		snprintf(why, len, "%s: its %s target passes no copies down",
 			 c->name, type);
 		return i;
@@ -168,7 +173,7 @@ static size_t decide(const struct dmcopy_layer *layers, size_t count,
 	for (j = i + 1; j < end; j = subtree_end(layers, count, j)) {
 		d = decide(layers, count, j, why, len);
 		/* a layer below that stops offload decides for all */
-		if (!layers[d].caps.copy_max_bytes)
+		if (!layers[d]->caps.copy_max_bytes)
 			return d;
 		if (first == count)
 			first = d;
@@ -181,8 +186,8 @@ static size_t decide(const struct dmcopy_layer *layers, size_t count,
 	return i;
 }
 
-size_t dmcopy_stack_decider(const struct dmcopy_layer *layers, size_t count,
-			    char *why, size_t len)
+size_t dmcopy_stack_decider(struct dmcopy_layer *const *layers,
+			    size_t count, char *why, size_t len)
 {
 	if (why && len)
 		why[0] = '\0';

@@ -348,16 +348,24 @@ static int read_caps(struct dmcopy_ctx *ctx, struct dmcopy_caps *caps)
 }
 
 int dmcopy_device_caps(struct dmcopy_ctx *ctx, const char *name,
-		       struct dmcopy_caps *caps)
+		       struct dmcopy_caps *callers)
 {
+	struct dmcopy_caps caps = { .size = sizeof(caps) };
 	int r;
 
-	memset(caps, 0, sizeof(*caps));
-	ctx->err[0] = '\0';
-	r = dmcopy_resolve_device(ctx, name, caps->name, sizeof(caps->name));
-	if (!r)
-		r = read_caps(ctx, caps);
+	r = dmcopy_check_size(ctx, callers->size, DMCOPY_CAPS_SIZE_V1,
+			      "dmcopy_caps");
 	if (r)
-		dmcopy_caps_release(caps);
-	return r;
+		return r;
+	ctx->err[0] = '\0';
+	r = dmcopy_resolve_device(ctx, name, caps.name, sizeof(caps.name));
+	if (!r)
+		r = read_caps(ctx, &caps);
+	if (r) {
+		dmcopy_caps_release(&caps);
+		return r;
+	}
+	/* what the first version has: the lists are in it */
+	dmcopy_struct_out(callers, &caps, sizeof(caps));
+	return 0;
 }

@@ -163,13 +163,20 @@ static int check_segment(struct dmcopy_ctx *ctx, const struct dmcopy_segment *se
 }
 
 int dmcopy_table_add_segment(struct dmcopy_table *t,
-			     const struct dmcopy_segment *seg)
+			     const struct dmcopy_segment *callers)
 {
 	struct table_target *grown, *target;
-	struct dmcopy_caps caps;
+	struct dmcopy_caps caps = { .size = sizeof(caps) };
+	struct dmcopy_segment full;
+	const struct dmcopy_segment *seg = &full;
 	char *params;
 	int r;
 
+	r = dmcopy_check_size(t->ctx, callers->size, DMCOPY_SEGMENT_SIZE_V1,
+			      "dmcopy_segment");
+	if (r)
+		return r;
+	dmcopy_struct_in(&full, sizeof(full), callers);
 	r = check_segment(t->ctx, seg, &caps);
 	if (r)
 		return r;

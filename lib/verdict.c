@@ -151,7 +151,7 @@ int dmcopy_verdict(struct dmcopy_ctx *ctx,
 		   const char *dst, uint64_t dst_off,
 		   uint64_t len, struct dmcopy_verdict *verdict)
 {
-	struct dmcopy_caps s, d;
+	struct dmcopy_caps s = { .size = sizeof(s) }, d = { .size = sizeof(d) };
 	int r;
 
 	r = dmcopy_device_caps(ctx, src, &s);

@@ -346,7 +346,7 @@ static void dm_types(struct dmcopy_ctx *ctx, bool real_sysfs,
 static void decider(struct dmcopy_ctx *ctx, const struct dmcopy_caps *caps,
 		    char *buf, size_t len)
 {
-	struct dmcopy_layer *layers;
+	struct dmcopy_layer **layers;
 	size_t count, d;
 
 	snprintf(buf, len, "%s", caps->name);
@@ -355,7 +355,7 @@ static void decider(struct dmcopy_ctx *ctx, const struct dmcopy_caps *caps,
 	if (dmcopy_device_stack(ctx, caps->name, &layers, &count) < 0)
 		return;
 	d = dmcopy_stack_decider(layers, count, NULL, 0);
-	snprintf(buf, len, "%s", layers[d].caps.name);
+	snprintf(buf, len, "%s", layers[d]->caps.name);
 	dmcopy_stack_free(layers, count);
 }
 
@@ -412,7 +412,7 @@ static void hydration_path(struct dmcopy_ctx *ctx, const char *dm_name,
 	size_t used = strlen(buf);
 	char src[32], dst[32];
 	struct dmcopy_verdict vs, vd;
-	struct dmcopy_caps s, d;
+	struct dmcopy_caps s = { .size = sizeof(s) }, d = { .size = sizeof(d) };
 
 	if (dmcopy_dm_clone_devices(ctx, dm_name, src, dst, sizeof(src)) ||
 	    dmcopy_device_caps(ctx, src, &s)) {
@@ -557,7 +557,7 @@ static int show_device(struct dmcopy_ctx *ctx, bool real_sysfs,
 		       struct libscols_table *tb, const struct status_opts *o,
 		       const char *name)
 {
-	struct dmcopy_caps caps;
+	struct dmcopy_caps caps = { .size = sizeof(caps) };
 	struct row_data rd = {
 		.ctx = ctx, .real_sysfs = real_sysfs, .caps = &caps, .opts = o,
 	};
@@ -585,7 +585,7 @@ static int show_all(struct dmcopy_ctx *ctx, bool real_sysfs,
 		    struct libscols_table *tb, const struct status_opts *o,
 		    int *failed)
 {
-	struct dmcopy_caps caps;
+	struct dmcopy_caps caps = { .size = sizeof(caps) };
 	char **names;
 	int i, n, tried = 0;
 
@@ -809,9 +809,11 @@ static void parse_create_options(int argc, char **argv, struct create_opts *o)
 static int cmd_create(int argc, char **argv)
 {
 	struct create_opts o = { .mode = DMCOPY_MODE_AUTO };
-	struct dmcopy_segment seg = { .type = DMCOPY_TARGET_COPY };
+	struct dmcopy_segment seg = {
+		.size = sizeof(seg), .type = DMCOPY_TARGET_COPY,
+	};
 	struct dmcopy_table *table;
-	struct dmcopy_caps caps;
+	struct dmcopy_caps caps = { .size = sizeof(caps) };
 	struct dmcopy_ctx *ctx;
 	int r;
 
@@ -1123,9 +1125,11 @@ void die_by_signal(int signo)
 
 static int cmd_copy(int argc, char **argv)
 {
-	struct copy_args a = { .length = DMCOPY_LENGTH_FIT };
+	struct copy_args a = {
+		.length = DMCOPY_LENGTH_FIT, .opts.size = sizeof(a.opts),
+	};
 	struct progress p = { .kind = PROGRESS_NONE };
-	struct dmcopy_copy_report rep;
+	struct dmcopy_copy_report rep = { .size = sizeof(rep) };
 	struct dmcopy_ctx *ctx;
 	char line[512];
 	int r;

@@ -98,7 +98,7 @@ static int hydrate_start(struct dmcopy_ctx *ctx, const struct provision *o,
 static uint64_t offloaded_into(const char *path)
 {
 	struct dmcopy_ctx *ctx = new_ctx();
-	struct dmcopy_caps caps;
+	struct dmcopy_caps caps = { .size = sizeof(caps) };
 	uint64_t bytes = 0;
 
 	if (!dmcopy_device_caps(ctx, path, &caps)) {
@@ -144,6 +144,7 @@ static int hydrate_finish(struct dmcopy_ctx *ctx, const struct provision *o,
 {
 	struct dmcopy_dm_info info = { .size = sizeof(info) };
 	struct dmcopy_segment seg = {
+		.size = sizeof(seg),
 		.type = DMCOPY_TARGET_LINEAR,
 		.device = c->path,
 		.length = o->size,

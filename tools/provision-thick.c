@@ -37,6 +37,7 @@ static void copy_one(struct worker *w, struct clone *c)
 {
 	struct provision *o = w->o;
 	struct dmcopy_copy_opts opts = {
+		.size = sizeof(opts),
 		/* a new LV may hold anything, signatures included */
 		.force = true,
 		.stop = &stop_signal,

@@ -107,7 +107,8 @@ int thin_origin(struct provision *o, const struct lv *lvs, int nlvs)
 	snprintf(path, sizeof(path), "/dev/%s/%s", o->vg, o->origin);
 	ctx = new_ctx();
 	r = dmcopy_copy(ctx, o->golden, 0, path, 0, o->size,
-			&(struct dmcopy_copy_opts){ .force = true,
+			&(struct dmcopy_copy_opts){ .size = sizeof(struct dmcopy_copy_opts),
+						    .force = true,
 						    .stop = &stop_signal },
 			&o->import);
 	if (r) {

@@ -585,7 +585,9 @@ static int rollback(struct provision *o, const struct lv *lvs, int nlvs)
 
 int cmd_provision(int argc, char **argv)
 {
-	struct provision o = { .tag = DEFAULT_TAG, .jobs = 1 };
+	struct provision o = {
+		.tag = DEFAULT_TAG, .jobs = 1, .import.size = sizeof(o.import),
+	};
 	char default_pattern[160], theirs[200];
 	struct stat st;
 	struct timespec t0;
@@ -618,6 +620,7 @@ int cmd_provision(int argc, char **argv)
 				    o.pattern);
 		snprintf(c->path, sizeof(c->path), "/dev/%s/%s", o.vg, c->name);
 		c->verified = -1;
+		c->rep.size = sizeof(c->rep);
 		c->mode = o.thin_pool ? "thin" : o.hydrate ? "hydrate" : "thick";
 		snprintf(c->dm, sizeof(c->dm), "dmcopy-%s-%s", o.vg, c->name);
 		if (i && !strcmp(c->name, o.clones[0].name))

@@ -250,6 +250,7 @@ static void expect_report(const struct dmcopy_copy_report *rep, const char *line
 static void test_report(void **state)
 {
 	struct dmcopy_copy_report rep = {
+		.size = sizeof(rep),
 		.length = 8388608, .copied = 8388608, .offloaded = 8388608,
 		.counted = true,
 	};
@@ -274,7 +275,7 @@ static void test_report(void **state)
 	assert_string_equal(dmcopy_copy_offload(&rep), "avoided");
 
 	rep = (struct dmcopy_copy_report){
-		.length = 8388608, .copied = 4194304, .offloaded = 1048576,
+		.size = sizeof(rep), .length = 8388608, .copied = 4194304, .offloaded = 1048576,
 		.emulated = 3145728, .interrupted = true,
 	};
 	expect_report(&rep, "interrupted: the first 4194304 of 8388608 bytes are copied: 1048576 offloaded, 3145728 emulated in the kernel, 0 in user space");
@@ -282,6 +283,8 @@ static void test_report(void **state)
 	rep.interrupted = false;
 	expect_report(&rep, "stopped: the first 4194304 of 8388608 bytes are copied: 1048576 offloaded, 3145728 emulated in the kernel, 0 in user space");
 	assert_int_equal(dmcopy_format_copy_report(&rep, tiny, sizeof(tiny)), -ENOSPC);
+	rep.size = 0;
+	assert_int_equal(dmcopy_format_copy_report(&rep, tiny, sizeof(tiny)), -EINVAL);
 }
 
 static void test_refusal(void **state)
@@ -391,10 +394,19 @@ static void test_engine(void **state)
 	struct dmcopy_ctx *ctx = dmcopy_new(NULL);
 	struct stopper s = { .stop_at = 0 };
 	struct dmcopy_copy_opts o = {
-		.chunk_bytes = 16384, .progress = stop_after, .progress_data = &s,
+		.size = sizeof(o), .chunk_bytes = 16384, .progress = stop_after, .progress_data = &s,
 		.stop = &s.stop,
 	};
-	struct dmcopy_copy_report rep;
+	struct dmcopy_copy_report rep = { .size = sizeof(rep) };
+	/* what a program built against a later libdmcopy.h passes */
+	struct {
+		struct dmcopy_copy_report rep;
+		uint64_t later;
+	} longer = { .rep.size = sizeof(longer), .later = 42 };
+	struct {
+		struct dmcopy_copy_opts opts;
+		uint64_t later;
+	} longer_opts = { .opts.size = sizeof(longer_opts), .later = ~0ULL };
 	unsigned char got[sizeof(f->data) + 4096];
 
 	assert_non_null(ctx);
@@ -444,6 +456,28 @@ static void test_engine(void **state)
 				     DMCOPY_LENGTH_FIT, NULL, &rep), -EINVAL);
 	assert_string_equal(dmcopy_last_error(ctx),
 			    "/dev/null: not a block device or regular file");
+
+	/* structs without their size: refused, nothing written */
+	o.size = 0;
+	assert_int_equal(dmcopy_copy(ctx, f->src, 0, f->dst, 0,
+				     DMCOPY_LENGTH_FIT, &o, &rep), -EINVAL);
+	assert_string_equal(dmcopy_last_error(ctx),
+			    "struct dmcopy_copy_opts of 0 bytes: set its size (sizeof)");
+	o.size = sizeof(o);
+	rep = (struct dmcopy_copy_report){ .copied = 7 };
+	assert_int_equal(dmcopy_copy(ctx, f->src, 0, f->dst, 0,
+				     DMCOPY_LENGTH_FIT, &o, &rep), -EINVAL);
+	assert_string_equal(dmcopy_last_error(ctx),
+			    "struct dmcopy_copy_report of 0 bytes: set its size (sizeof)");
+	assert_true(rep.copied == 7);
+
+	/* longer ones: what the library knows is used and filled, the rest
+	 * left as it is, the caller's size too */
+	assert_int_equal(dmcopy_copy(ctx, f->src, 0, f->dst, 0,
+				     DMCOPY_LENGTH_FIT, &longer_opts.opts,
+				     &longer.rep), 0);
+	assert_true(longer.rep.copied == sizeof(f->data));
+	assert_true(longer.rep.size == sizeof(longer) && longer.later == 42);
 	dmcopy_free(ctx);
 }
 

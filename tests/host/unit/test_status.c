@@ -27,7 +27,7 @@ static int teardown(void **state)
 
 static void round_trip(struct dmcopy_ctx *ctx, const char *line)
 {
-	struct dmcopy_copy_status st;
+	struct dmcopy_copy_status st = { .size = sizeof(st) };
 	char buf[256];
 
 	assert_int_equal(dmcopy_parse_copy_status(ctx, line, &st), 0);
@@ -49,7 +49,7 @@ static void test_kernel_lines(void **state)
 
 static void test_fields(void **state)
 {
-	struct dmcopy_copy_status st;
+	struct dmcopy_copy_status st = { .size = sizeof(st) };
 
 	assert_int_equal(dmcopy_parse_copy_status(*state,
 				"offload 1 2 3 4 5 6", &st), 0);
@@ -62,7 +62,7 @@ static void test_fields(void **state)
 static void expect_malformed(struct dmcopy_ctx *ctx, const char *line,
 			     const char *message)
 {
-	struct dmcopy_copy_status st;
+	struct dmcopy_copy_status st = { .size = sizeof(st) };
 
 	assert_int_equal(dmcopy_parse_copy_status(ctx, line, &st), -EINVAL);
 	assert_string_equal(dmcopy_last_error(ctx), message);
@@ -96,7 +96,7 @@ static void test_malformed(void **state)
 /* A NULL context still gets -EINVAL, just no message. */
 static void test_without_ctx(void **state)
 {
-	struct dmcopy_copy_status st;
+	struct dmcopy_copy_status st = { .size = sizeof(st) };
 
 	(void)state;
 	assert_int_equal(dmcopy_parse_copy_status(NULL, "auto 0", &st), -EINVAL);
@@ -105,7 +105,9 @@ static void test_without_ctx(void **state)
 
 static void test_format_errors(void **state)
 {
-	struct dmcopy_copy_status st = { .mode = DMCOPY_MODE_AUTO };
+	struct dmcopy_copy_status st = {
+		.size = sizeof(st), .mode = DMCOPY_MODE_AUTO,
+	};
 	char small[8];
 
 	(void)state;
@@ -114,6 +116,14 @@ static void test_format_errors(void **state)
 	st.mode = (enum dmcopy_mode)7;
 	assert_int_equal(dmcopy_format_copy_status(&st, small, sizeof(small)),
 			 -EINVAL);
+	/* without its size: refused, both ways */
+	st.mode = DMCOPY_MODE_AUTO;
+	st.size = 0;
+	assert_int_equal(dmcopy_format_copy_status(&st, small, sizeof(small)),
+			 -EINVAL);
+	assert_int_equal(dmcopy_parse_copy_status(NULL, "auto 0 0 0 0 0 0", &st),
+			 -EINVAL);
+	assert_int_equal(st.mode, DMCOPY_MODE_AUTO);
 }
 
 static void test_modes(void **state)

@@ -36,7 +36,7 @@ static int teardown(void **state)
 
 static void test_nullb0(void **state)
 {
-	struct dmcopy_caps c;
+	struct dmcopy_caps c = { .size = sizeof(c) };
 
 	assert_int_equal(dmcopy_device_caps(*state, "nullb0", &c), 0);
 	assert_string_equal(c.name, "nullb0");
@@ -59,11 +59,18 @@ static void test_nullb0(void **state)
 	assert_string_equal(c.holders[0], "dm-0");
 	assert_string_equal(dmcopy_last_error(*state), "");
 	dmcopy_caps_release(&c);
+
+	/* without its size: refused, untouched */
+	c = (struct dmcopy_caps){ .major = 7 };
+	assert_int_equal(dmcopy_device_caps(*state, "nullb0", &c), -EINVAL);
+	assert_string_equal(dmcopy_last_error(*state),
+			    "struct dmcopy_caps of 0 bytes: set its size (sizeof)");
+	assert_true(c.major == 7 && !c.name[0]);
 }
 
 static void test_no_copy_sysfs(void **state)
 {
-	struct dmcopy_caps c;
+	struct dmcopy_caps c = { .size = sizeof(c) };
 
 	assert_int_equal(dmcopy_device_caps(*state, "vda", &c), 0);
 	assert_false(c.has_copy_sysfs);
@@ -76,7 +83,7 @@ static void test_no_copy_sysfs(void **state)
 
 static void test_partition(void **state)
 {
-	struct dmcopy_caps c;
+	struct dmcopy_caps c = { .size = sizeof(c) };
 
 	assert_int_equal(dmcopy_device_caps(*state, "nvme0n1p1", &c), 0);
 	assert_string_equal(c.name, "nvme0n1p1");
@@ -97,7 +104,7 @@ static void test_partition(void **state)
 
 static void test_dm(void **state)
 {
-	struct dmcopy_caps c;
+	struct dmcopy_caps c = { .size = sizeof(c) };
 
 	assert_int_equal(dmcopy_device_caps(*state, "dm-0", &c), 0);
 	assert_true(c.is_dm);
@@ -112,36 +119,39 @@ static void test_dm(void **state)
 
 static void test_stack(void **state)
 {
-	struct dmcopy_layer *layers;
+	struct dmcopy_layer **layers;
 	char why[DMCOPY_STACK_WHY_LEN];
 	size_t count;
 
 	/* dm-0 over nullb0: the disk below decides */
 	assert_int_equal(dmcopy_device_stack(*state, "dm-0", &layers, &count), 0);
 	assert_int_equal(count, 2);
-	assert_string_equal(layers[0].caps.name, "dm-0");
-	assert_int_equal(layers[0].depth, 0);
-	assert_string_equal(layers[1].caps.name, "nullb0");
-	assert_int_equal(layers[1].depth, 1);
+	assert_string_equal(layers[0]->caps.name, "dm-0");
+	assert_int_equal(layers[0]->depth, 0);
+	/* made by the library: its size says which fields it has */
+	assert_int_equal(layers[0]->size, sizeof(struct dmcopy_layer));
+	assert_int_equal(layers[0]->caps.size, sizeof(struct dmcopy_caps));
+	assert_string_equal(layers[1]->caps.name, "nullb0");
+	assert_int_equal(layers[1]->depth, 1);
 	/* fixture sysfs: no tables to read */
-	assert_string_equal(layers[0].types, "");
+	assert_string_equal(layers[0]->types, "");
 	assert_int_equal(dmcopy_stack_decider(layers, count, why, sizeof(why)), 1);
 	assert_string_equal(why, "nullb0 offloads copies");
 	/* turning offload off on the top decides there */
-	layers[0].caps.copy_max_bytes = 0;
+	layers[0]->caps.copy_max_bytes = 0;
 	assert_int_equal(dmcopy_stack_decider(layers, count, why, sizeof(why)), 0);
 	assert_string_equal(why, "offload off on dm-0 (copy_max_bytes 0)");
-	layers[0].caps.copy_max_bytes = 8388608;
+	layers[0]->caps.copy_max_bytes = 8388608;
 	/* ... and on the disk below, there */
-	layers[1].caps.copy_max_bytes = 0;
+	layers[1]->caps.copy_max_bytes = 0;
 	assert_int_equal(dmcopy_stack_decider(layers, count, why, sizeof(why)), 1);
 	assert_string_equal(why, "offload off on nullb0 (copy_max_bytes 0)");
-	layers[1].caps.copy_max_bytes = 134217728;
+	layers[1]->caps.copy_max_bytes = 134217728;
 	/* a copy target serves copies itself; another target type stops them */
-	snprintf(layers[0].types, sizeof(layers[0].types), "linear,copy");
+	snprintf(layers[0]->types, sizeof(layers[0]->types), "linear,copy");
 	assert_int_equal(dmcopy_stack_decider(layers, count, why, sizeof(why)), 0);
 	assert_string_equal(why, "the copy target of dm-0 serves copies");
-	snprintf(layers[0].types, sizeof(layers[0].types), "linear,striped");
+	snprintf(layers[0]->types, sizeof(layers[0]->types), "linear,striped");
 	assert_int_equal(dmcopy_stack_decider(layers, count, NULL, 0), 0);
 	assert_int_equal(dmcopy_stack_decider(layers, count, why, sizeof(why)), 0);
 	assert_string_equal(why, "dm-0: its striped target passes no copies down");
@@ -172,7 +182,7 @@ static void expect_resolved(struct dmcopy_ctx *ctx, const char *spec,
 static void test_resolve(void **state)
 {
 	struct dmcopy_ctx *ctx = *state;
-	struct dmcopy_caps c;
+	struct dmcopy_caps c = { .size = sizeof(c) };
 	char small[4];
 
 	expect_resolved(ctx, "nullb0", 0, "nullb0");

@@ -867,10 +867,10 @@ int cmd_deprovision(int argc, char **argv)
 	setenv("LVM_SUPPRESS_FD_WARNINGS", "1", 1);
 	setenv("LC_ALL", "C", 1);
 
-	/* by tag: lvs picks them; has_tag() below still decides */
+	/* by tag: lvs picks them ({}: both among its tags); has_tag() decides */
 	if (tag)
-		snprintf(select, sizeof(select),
-			 "lv_tags=[\"%s\"] && lv_tags=[\"%s\"]", CLONE_TAG, tag);
+		snprintf(select, sizeof(select), "lv_tags={\"%s\",\"%s\"}",
+			 CLONE_TAG, tag);
 	nlvs = list_lvs(vg, tag ? select : NULL, &lvs);
 	if (nlvs < 0)
 		return EXIT_FAILURE;

@@ -232,14 +232,21 @@ bad:
 
 /*
  * The logical volumes of @vg: name, size in bytes, attributes, pool, data
- * in use and tags, from lvs's JSON report (the same whatever lvm.conf
- * says of report/ output), only those @select picks (lvm's selection
- * syntax) unless it is NULL.
+ * in use and tags, from lvs's JSON report (its form fixed on the command
+ * line, whatever lvm.conf's report section says), only those @select
+ * picks (lvm's selection syntax) unless it is NULL.
  * Returns how many (with *@lvs to free), or -1 after lvs or we said why.
  */
 int list_lvs(const char *vg, const char *select, struct lv **lvs)
 {
-	char *argv[] = { "lvs", "--reportformat", "json", "--units", "b",
+	/*
+	 * The report settings JSON depends on, whatever lvm.conf says: with
+	 * report/quoted = 0 lvs 2.03 prints strings without their closing
+	 * quote, compact_output drops empty columns, prefixes renames them.
+	 */
+	char *argv[] = { "lvs", "--config",
+			 "report { quoted = 1 compact_output = 0 prefixes = 0 }",
+			 "--reportformat", "json", "--units", "b",
 			 "--nosuffix", "-o",
 			 "lv_name,lv_size,lv_attr,pool_lv,data_percent,lv_tags",
 			 (char *)vg, select ? "--select" : NULL,

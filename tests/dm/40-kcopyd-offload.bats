@@ -232,6 +232,10 @@ thin_run() {
 			dmsetup remove dmt-clone
 			dev_expect /dev/mapper/dmt-dst 0 "$d/golden"
 		fi
+		# the long form says how far it is (fd 3: bats' TAP stream)
+		if (( rounds > 100 && (i + 1) % 100 == 0 )); then
+			echo "# dm-clone round $(( i + 1 )) of $rounds" >&3
+		fi
 	done
 	offloaded=$(copy_stat_since offloaded_bytes)
 	echo "$rounds rounds, $offloaded bytes offloaded into dmt-dst"

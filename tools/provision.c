@@ -595,7 +595,7 @@ int cmd_provision(int argc, char **argv)
 	struct lv *lvs = NULL;
 	int nlvs, ret = EXIT_FAILURE;
 	unsigned int i;
-	bool create_failed = false;
+	bool create_failed = false, report_failed = false;
 
 	parse_provision_options(argc, argv, &o);
 	/* before any thread: lvm2 warns about inherited descriptors, and
@@ -789,7 +789,7 @@ int cmd_provision(int argc, char **argv)
 
 	sum_up(&o, &t);
 	if (o.json)
-		print_json(&o, &t, seconds_since(&t0));
+		report_failed = print_json(&o, &t, seconds_since(&t0)) < 0;
 	else
 		print_table(&o, &t, seconds_since(&t0));
 
@@ -803,7 +803,8 @@ int cmd_provision(int argc, char **argv)
 		      create_failed ? " (lvcreate failed: is the volume group full?)" : "");
 		ret = EXIT_FAILURE;
 	} else {
-		ret = EXIT_SUCCESS;
+		/* the clones are there, but a script got no report of them */
+		ret = report_failed ? EXIT_FAILURE : EXIT_SUCCESS;
 	}
 out:
 	free(lvs);

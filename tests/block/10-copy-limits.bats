@@ -98,13 +98,56 @@ sysfs_write() {
 	[ "$(cat $f)" = 8192 ]
 }
 
-@test "null_blk refuses a copy_max_bytes that is not whole blocks" {
-	dmesg_mark
-	run modprobe null_blk nr_devices=1 copy_max_bytes=1000
-	echo "$output"
-	[ "$status" -ne 0 ]
-	[ ! -b /dev/nullb0 ]
-	dmesg | tail -n +$(( DMESG_START + 1 )) | grep -F "copy_max_bytes must be a multiple of the block size"
+@test "null_blk copy_max_bytes is an upper bound: whole blocks, any size" {
+	nullb_load copy_max_bytes=1000
+	[ "$(cat /sys/block/nullb0/queue/copy_max_hw_bytes)" = 512 ]
+	nullb_unload
+	# the other proposal's scripts pass UINT_MAX, its default
+	nullb_load max_copy_bytes=$(( (1 << 32) - 1 ))
+	# what one bio carries, in whole 4 KiB (BLK_COPY_MAX_SECTORS)
+	[ "$(cat /sys/block/nullb0/queue/copy_max_hw_bytes)" = $(( (1 << 32) - 4096 )) ]
+	[ "$(cat /sys/module/null_blk/parameters/max_copy_bytes)" = $(( (1 << 32) - 1 )) ]
+	copy_mark /dev/nullb0
+	copy_and_verify /dev/nullb0 $(( 1 << 20 )) /dev/nullb0 $(( 64 << 20 )) $(( 3 << 20 ))
+	[ "$(copy_stat_since offloaded_bytes)" = $(( 3 << 20 )) ]
+	nullb_unload
+	# more than one copy may carry: what it may
+	nullb_load copy_max_bytes=$(( 1 << 50 ))
+	[ "$(cat /sys/block/nullb0/queue/copy_max_hw_bytes)" = $(( (1 << 32) - 4096 )) ]
+}
+
+@test "null_blk refuses a copy_max_bytes that is no number" {
+	local v
+	for v in -1 abc 1M ""; do
+		run modprobe null_blk nr_devices=1 copy_max_bytes="$v"
+		echo "copy_max_bytes='$v': $status $output"
+		[ "$status" -ne 0 ]
+		[ ! -b /dev/nullb0 ]
+	done
+}
+
+@test "null_blk configfs max_copy_bytes=4294967295 on 4 KiB blocks copies exactly" {
+	modprobe null_blk nr_devices=0
+	local d=/sys/kernel/config/nullb/copybig v
+	mkdir $d
+	echo 1 >$d/memory_backed
+	echo 256 >$d/size
+	echo 4096 >$d/blocksize
+	for v in -1 abc; do
+		run sh -c "echo '$v' >$d/max_copy_bytes"
+		[ "$status" -ne 0 ]
+		[ "$(cat $d/max_copy_bytes)" = 0 ]
+	done
+	echo 4294967295 >$d/max_copy_bytes
+	echo 1 >$d/power
+	# the effective value, read back where it was written
+	[ "$(cat $d/max_copy_bytes)" = $(( (1 << 32) - 4096 )) ]
+	[ "$(cat /sys/block/copybig/queue/copy_max_hw_bytes)" = $(( (1 << 32) - 4096 )) ]
+	copy_mark /dev/copybig
+	copy_and_verify /dev/copybig $(( 1 << 20 )) /dev/copybig $(( 100 << 20 )) $(( 17 << 20 ))
+	[ "$(copy_stat_since offloaded_bytes)" = $(( 17 << 20 )) ]
+	echo 0 >$d/power
+	rmdir $d
 }
 
 @test "null_blk configfs copy_max_bytes" {

@@ -341,6 +341,7 @@ copy_stat_since() {
 }
 
 COPY_RANGE=$DMCOPY_TOP/tests/helpers/copy-range
+NVME_COPY_CMD=$DMCOPY_TOP/tests/helpers/nvme-copy-cmd
 SIGNAL_RUN=$DMCOPY_TOP/tests/helpers/signal-run
 
 # copy_and_verify [-x COPY-RANGE-OPTION]... [-r DISK] SRC SRC_OFF DST DST_OFF LEN

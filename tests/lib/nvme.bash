@@ -78,6 +78,22 @@ nvme_copy_refused() {
 	dev_expect "$ns" $(( sdlba * lbs )) "$d/old"
 }
 
+# nvme_copy_cmd_refused NS EXPECTED-STATUS SDLBA SLBA:NLB...: a Copy built
+# by nvme-copy-cmd fails with that status and Dword 0 is 0 (the checks
+# refused it before any range was copied), and the NVME_REFUSED_BLOCKS
+# blocks at SDLBA do not change.
+nvme_copy_cmd_refused() {
+	local ns=$1 want=$2 sdlba=$3 lbs d=$BATS_TEST_TMPDIR
+	shift 3
+	lbs=$(queue_attr "$ns" logical_block_size)
+	nvme_fill "$ns" "$sdlba" "${NVME_REFUSED_BLOCKS:-256}" "$d/old"
+	run "$NVME_COPY_CMD" "$ns" "$sdlba" "$@"
+	echo "nvme-copy-cmd $ns $sdlba ${*:1:4}...: $output"
+	[ "$status" -eq 0 ]
+	[ "$output" = "status=$want result=0" ]
+	dev_expect "$ns" $(( sdlba * lbs )) "$d/old"
+}
+
 # ------------------------------------------------------------- target ---
 
 # nvmet_subsys NQN: a subsystem any host may connect to.

@@ -15,6 +15,8 @@ load ../lib/nvme
 KiB=1024
 MiB=$(( 1024 * 1024 ))
 NQN=nqn.2026-12.io.dmcopy:loop
+# a second subsystem, with settings of a test's own (other_subsys)
+NQN2=nqn.2026-12.io.dmcopy:loop2
 # nvme_copy_refused checks this many blocks at the destination
 NVME_REFUSED_BLOCKS=4096
 
@@ -52,11 +54,42 @@ setup() {
 
 teardown() {
 	local h
+	other_subsys_remove
 	for h in "$H1" "$H2" "$H3"; do
 		[ -b "$h" ] && echo "$(queue_attr "$h" copy_max_hw_bytes)" \
 			>"/sys/block/$(disk_name "$h")/queue/copy_max_bytes"
 	done
 	guest_teardown
+}
+
+# other_subsys ATTR=VALUE...: subsystem NQN2 with those attributes and one
+# namespace on null_blk tgt1 (offloading 1 MiB at a time), connected over
+# the loop port as G1.
+other_subsys() {
+	local a d=$NVMET_CFS/subsystems/$NQN2
+	nullb_cfg tgt1 size=256 copy_max_bytes=$MiB
+	mkdir "$d"
+	echo 1 >"$d/attr_allow_any_host"
+	for a in "$@"; do
+		echo "${a#*=}" >"$d/${a%%=*}"
+	done
+	nvmet_ns "$NQN2" 1 /dev/tgt1
+	nvmet_export 1 "$NQN2"
+	nvme_connect "$NQN2" loop
+	G1=$(host_ns "$NQN2" 1)
+}
+
+other_subsys_remove() {
+	local d=$NVMET_CFS/subsystems/$NQN2
+	[ -d "$d" ] || return 0
+	nvme disconnect -n "$NQN2" >/dev/null 2>&1 || true
+	rm -f "$NVMET_CFS/ports/1/subsystems/$NQN2"
+	if [ -d "$d/namespaces/1" ]; then
+		echo 0 >"$d/namespaces/1/enable"
+		rmdir "$d/namespaces/1"
+	fi
+	rmdir "$d"
+	nullb_cfg_remove tgt1
 }
 
 @test "nvmet advertises Copy in ONCS with descriptor formats 0 and 1" {
@@ -69,20 +102,39 @@ teardown() {
 	(( ocfs == 0x3 ))
 }
 
-@test "copy limits: the backing disk's for null_blk, 8 MiB in one range otherwise" {
+# ns_limits NS: MSSRL, MCL and MSRC of NS as nvme id-ns prints them.
+ns_limits() {
+	echo "mssrl=$(id_field id-ns "$1" mssrl) mcl=$(id_field id-ns "$1" mcl) msrc=$(id_field id-ns "$1" msrc)"
+}
+
+@test "copy limits: 8 MiB in up to 128 ranges, whatever offloads below" {
 	local h
 	for h in "$H1" "$H2" "$H3"; do
-		echo "$h: mssrl=$(id_field id-ns "$h" mssrl) mcl=$(id_field id-ns "$h" mcl) msrc=$(id_field id-ns "$h" msrc) lbs=$(queue_attr "$h" logical_block_size) copy_max_hw_bytes=$(queue_attr "$h" copy_max_hw_bytes)"
-	done
-	[ "$(id_field id-ns "$H1" mssrl)" = $(( MiB / 512 )) ]
-	[ "$(id_field id-ns "$H1" mcl)" = $(( MiB / 512 )) ]
-	[ "$(id_field id-ns "$H1" msrc)" = 127 ]
-	[ "$(queue_attr "$H1" copy_max_hw_bytes)" = "$MiB" ]
-	for h in "$H2" "$H3"; do
-		[ "$(id_field id-ns "$h" msrc)" = 0 ]
+		echo "$h: $(ns_limits "$h") lbs=$(queue_attr "$h" logical_block_size) copy_max_hw_bytes=$(queue_attr "$h" copy_max_hw_bytes)"
+		# null_blk offloads 1 MiB at a time, virtio-blk and the file
+		# nothing: the target splits and emulates, the host sees one
+		# limit for all
+		[ "$(id_field id-ns "$h" msrc)" = 127 ]
+		[ "$(id_field id-ns "$h" mcl)" = "$(id_field id-ns "$h" mssrl)" ]
 		[ "$(queue_attr "$h" copy_max_hw_bytes)" = $(( 8 * MiB )) ]
 		[ $(( $(id_field id-ns "$h" mssrl) * $(queue_attr "$h" logical_block_size) )) = $(( 8 * MiB )) ]
 	done
+}
+
+@test "copy limits stay what the host read when the backing disk stops offloading" {
+	local was
+	was=$(ns_limits "$H1")
+	echo 0 >/sys/block/tgt0/queue/copy_max_bytes
+	nvme ns-rescan "$(nvme_ctrl "$NQN")"
+	echo "before: $was after: $(ns_limits "$H1")"
+	[ "$(ns_limits "$H1")" = "$was" ]
+	copy_mark /dev/tgt0
+	copy_and_verify "$H1" $(( 1 * MiB )) "$H1" $(( 100 * MiB )) $(( 8 * MiB ))
+	[ "$(copy_stat_since emulated_bytes)" = $(( 8 * MiB )) ]
+	echo "$MiB" >/sys/block/tgt0/queue/copy_max_bytes
+	copy_mark /dev/tgt0
+	copy_and_verify "$H1" $(( 1 * MiB )) "$H1" $(( 100 * MiB )) $(( 8 * MiB ))
+	[ "$(copy_stat_since offloaded_bytes)" = $(( 8 * MiB )) ]
 }
 
 @test "null_blk namespace: below, at and above the limit, offloaded on the target" {
@@ -149,11 +201,15 @@ teardown() {
 	[ "$(copy_stat_since emulated_copies)" = 0 ]
 }
 
-@test "a copy between two namespaces of the subsystem is emulated and exact" {
+@test "a copy between two namespaces of the subsystem is emulated, exact and quiet" {
+	dmesg_mark
 	copy_mark "$H2"
 	copy_and_verify "$H1" $(( 3 * MiB )) "$H2" $(( 130 * MiB )) $(( 2 * MiB ))
 	[ "$(copy_stat_since emulated_bytes)" = $(( 2 * MiB )) ]
 	[ "$(copy_stat_since offloaded_bytes)" = 0 ]
+	# refused by design, and copied: nothing for the kernel log
+	dmesg | tail -n +$(( DMESG_START + 1 ))
+	! dmesg | tail -n +$(( DMESG_START + 1 )) | grep -E "COPY|Copy"
 }
 
 # ------------------------------------------------ nvme copy (nvme-cli) ---
@@ -174,15 +230,38 @@ teardown() {
 }
 
 @test "nvme copy: a range longer than MSSRL is refused (Command Size Limit)" {
-	nvme_copy_refused "$H1" 0x183 300000 --slbs=1000 --blocks=2048
+	# 0's based: 16385 blocks of 512 bytes, one more than 8 MiB
+	nvme_copy_refused "$H1" 0x183 300000 --slbs=1000 --blocks=16384
 }
 
 @test "nvme copy: ranges over MCL in all are refused (Command Size Limit)" {
-	nvme_copy_refused "$H1" 0x183 300000 --slbs=1000,5000 --blocks=1499,1499
+	nvme_copy_refused "$H1" 0x183 300000 --slbs=1000,5000 --blocks=9999,9999
 }
 
-@test "nvme copy: more ranges than MSRC+1 are refused (Command Size Limit)" {
-	nvme_copy_refused "$H2" 0x183 300000 --slbs=1000,5000 --blocks=7,7
+@test "Copy: more ranges than MSRC+1 are refused (Command Size Limit)" {
+	local -a ranges=() i
+	for (( i = 0; i < 129; i++ )); do
+		ranges+=("$(( 1000 + i * 8 )):8")
+	done
+	nvme_copy_cmd_refused "$H2" 0x183 300000 "${ranges[@]}"
+	# 128 are taken, and concatenated
+	local d=$BATS_TEST_TMPDIR
+	nvme_fill "$H2" 1000 1024 "$d/src"
+	run "$NVME_COPY_CMD" "$H2" 300000 "${ranges[@]:0:128}"
+	echo "$output"
+	[ "$output" = "status=0x0 result=0" ]
+	dev_expect "$H2" $(( 300000 * 512 )) "$d/src"
+}
+
+@test "Copy: Dword 0 is 0 when a check refuses a later range, nothing was copied" {
+	local nsze
+	nsze=$(( $(blockdev --getsize64 "$H1") / 512 ))
+	# the third range leaves the namespace
+	nvme_copy_cmd_refused "$H1" 0x80 300000 1000:8 2000:8 $(( nsze - 4 )):8
+	# the second range is longer than MSSRL
+	nvme_copy_cmd_refused "$H1" 0x183 300000 1000:8 2000:16385
+	# the second range overlaps the destination
+	nvme_copy_cmd_refused "$H1" 0x2 300000 1000:8 300004:8
 }
 
 @test "nvme copy: a source past the end is refused (LBA Out of Range)" {
@@ -201,10 +280,11 @@ teardown() {
 }
 
 @test "nvme copy: a source overlapping the destination is refused (Invalid Field)" {
+	# the subsystem claims NVMe 1.3, before Overlapping I/O Range
 	nvme_copy_refused "$H1" 0x2 300000 --slbs=300004 --blocks=7
 }
 
-@test "nvme copy: file namespace takes one range and checks its length" {
+@test "nvme copy: file namespace checks a range's length and the namespace's end" {
 	local d=$BATS_TEST_TMPDIR
 	nvme_fill "$H3" 100 16 "$d/a"
 	run nvme copy "$H3" --sdlba=20000 --slbs=100 --blocks=15
@@ -217,7 +297,103 @@ teardown() {
 	nvme_copy_refused "$H3" 0x80 40000 --slbs=$(( nsze - 1 )) --blocks=1
 }
 
-# Last: it turns copy offload off on this host namespace for good.
+# -------------------------------------------- descriptor formats, status ---
+
+@test "attr_copy_formats takes 0 to 0x3, and only while no host is connected" {
+	local f=$NVMET_CFS/subsystems/$NQN/attr_copy_formats v
+	[ "$(cat "$f")" = 0x3 ]
+	for v in 4 0x13 -1 abc ""; do
+		run bash -c "echo '$v' >$f"
+		echo "'$v': $status $output"
+		[ "$status" -ne 0 ]
+		[[ $output == *"Invalid argument"* ]]
+		[ "$(cat "$f")" = 0x3 ]
+	done
+	# the host connected to this one read OCFS already
+	run bash -c "echo 1 >$f"
+	echo "$output"
+	[ "$status" -ne 0 ]
+	[[ $output == *"busy"* ]]
+	[ "$(cat "$f")" = 0x3 ]
+}
+
+@test "a controller taking format 1h only: the host sends 1h, the target offloads" {
+	other_subsys attr_copy_formats=2
+	local ctrl
+	ctrl=$(nvme_ctrl "$NQN2")
+	[ "$(id_field id-ctrl "$ctrl" ocfs)" = 0x2 ]
+	[ "$(queue_attr "$G1" copy_max_hw_bytes)" = $(( 8 * MiB )) ]
+	copy_mark /dev/tgt1
+	copy_and_verify "$G1" $(( 1 * MiB )) "$G1" $(( 100 * MiB )) $(( 3 * MiB ))
+	[ "$(copy_stat_since offloaded_bytes)" = $(( 3 * MiB )) ]
+	# format 0h, not advertised, is an Invalid Field
+	nvme_copy_cmd_refused "$G1" 0x2 200000 1000:8
+	local d=$BATS_TEST_TMPDIR
+	nvme_fill "$G1" 1000 8 "$d/a"
+	run "$NVME_COPY_CMD" -f 1 "$G1" 200000 1000:8
+	[ "$output" = "status=0x0 result=0" ]
+	dev_expect "$G1" $(( 200000 * 512 )) "$d/a"
+}
+
+@test "a controller with no copy format: no Copy in ONCS, copies emulated by the host" {
+	other_subsys attr_copy_formats=0
+	local ctrl oncs
+	ctrl=$(nvme_ctrl "$NQN2")
+	oncs=$(id_field id-ctrl "$ctrl" oncs)
+	(( !(oncs & 0x100) ))
+	[ "$(queue_attr "$G1" copy_max_hw_bytes)" = 0 ]
+	copy_mark /dev/tgt1
+	copy_and_verify "$G1" $(( 1 * MiB )) "$G1" $(( 100 * MiB )) $(( 2 * MiB ))
+	[ "$(copy_stat_since offloaded_bytes)" = 0 ]
+	nvme_copy_cmd_refused "$G1" 0x1 200000 1000:8
+}
+
+@test "an NVMe 2.1 subsystem: sources overlapping the destination are Overlapping I/O Range" {
+	other_subsys attr_version=2.1
+	nvme_copy_cmd_refused "$G1" 0x187 300000 1000:8 300004:8
+	nvme_copy_cmd_refused "$G1" 0x187 300000 299996:8
+}
+
+@test "refusals the host emulates log nothing; a media error is still logged" {
+	local head path fi d=$BATS_TEST_TMPDIR
+	head=$(disk_name "$H1")
+	path=$(nvme_paths "$head" | head -n 1)
+	fi=/sys/kernel/debug/${path:-$head}/fault_inject
+	[ -d "$fi" ] || skip "no NVMe fault injection (CONFIG_FAULT_INJECTION_DEBUG_FS)"
+	echo 0 >"$fi/verbose"
+	echo 1 >"$fi/dont_retry"
+	echo 0 >"$fi/times"
+	echo 100 >"$fi/probability"
+	random_file "$d/src" 65536
+	dev_write "$H1" $(( 4 * MiB )) "$d/src"
+	# Invalid Field: the host copies by reading and writing, silently;
+	# the next request to complete on the path is the Copy
+	dmesg_mark
+	copy_mark "$H1"
+	echo 0x2 >"$fi/status"
+	echo 1 >"$fi/times"
+	run "$COPY_RANGE" -d "$H1" $(( 4 * MiB )) "$H1" $(( 140 * MiB )) 65536
+	echo "$output"
+	[ "$output" = copied=65536 ]
+	dev_expect "$H1" $(( 140 * MiB )) "$d/src"
+	[ "$(copy_stat_since emulated_bytes)" = 65536 ]
+	echo "kernel log:"
+	dmesg | tail -n +$(( DMESG_START + 1 ))
+	! dmesg | tail -n +$(( DMESG_START + 1 )) | grep -E "COPY|Copy|Invalid Field"
+	# Unrecovered Read Error: copied all the same, and logged
+	dmesg_mark
+	echo 0x281 >"$fi/status"
+	echo 1 >"$fi/times"
+	run "$COPY_RANGE" -d "$H1" $(( 4 * MiB )) "$H1" $(( 150 * MiB )) 65536
+	echo 0 >"$fi/probability"
+	echo "$output"
+	[ "$output" = copied=65536 ]
+	dev_expect "$H1" $(( 150 * MiB )) "$d/src"
+	dmesg | tail -n +$(( DMESG_START + 1 ))
+	dmesg | tail -n +$(( DMESG_START + 1 )) | grep -q "critical medium error.*COPY_DST"
+}
+
+# Last: it turns copy offload off on this host namespace until a reset.
 @test "a controller refusing Copy as an invalid opcode: emulated, then offload off" {
 	local head path fi
 	head=$(disk_name "$H1")
@@ -251,4 +427,15 @@ teardown() {
 	copy_mark "$H1"
 	copy_and_verify "$H1" $(( 5 * MiB )) "$H1" $(( 150 * MiB )) 65536
 	[ "$(copy_stat_since emulated_bytes)" = 65536 ]
+
+	# a controller reset gives Copy another chance: offload comes back
+	nvme reset "$(nvme_ctrl "$NQN")"
+	for (( i = 0; i < 100; i++ )); do
+		[ "$(queue_attr "$H1" copy_max_hw_bytes)" = $(( 8 * MiB )) ] && break
+		sleep 0.1
+	done
+	[ "$(queue_attr "$H1" copy_max_hw_bytes)" = $(( 8 * MiB )) ]
+	copy_mark /dev/tgt0
+	copy_and_verify "$H1" $(( 5 * MiB )) "$H1" $(( 160 * MiB )) 65536
+	[ "$(copy_stat_since offloaded_bytes)" = 65536 ]
 }

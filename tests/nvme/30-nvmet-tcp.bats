@@ -102,8 +102,9 @@ link_copy() {
 
 @test "tcp: copies below, at and above the limit are offloaded on the target" {
 	local len
-	[ "$(queue_attr "$H" copy_max_hw_bytes)" = "$MiB" ]
-	for len in 4096 "$MiB" $(( 5 * MiB + 4096 )); do
+	# 8 MiB per command, which the target offloads 1 MiB at a time
+	[ "$(queue_attr "$H" copy_max_hw_bytes)" = $(( 8 * MiB )) ]
+	for len in 4096 "$MiB" $(( 8 * MiB )) $(( 17 * MiB + 4096 )); do
 		copy_mark /dev/tgt0
 		copy_and_verify "$H" $(( 1 * MiB )) "$H" $(( 100 * MiB )) "$len"
 		[ "$(copy_stat_since offloaded_bytes)" = "$len" ]
@@ -117,7 +118,7 @@ link_copy() {
 	echo "offloaded: $output bytes on the link for $len copied"
 	[ "$status" -eq 0 ]
 	offloaded=${lines[0]}
-	# 16 Copy commands and their completions, a few KiB
+	# 2 Copy commands and their completions, a few KiB
 	(( offloaded < len / 100 ))
 
 	echo 0 >"/sys/block/$(disk_name "$H")/queue/copy_max_bytes"
@@ -142,8 +143,8 @@ link_copy() {
 	echo "paths of $head: $(nvme_paths "$head" | tr '\n' ' ')"
 	[ "$paths" -eq 2 ]
 	echo round-robin >"$(readlink -f "/sys/block/$head/device")/iopolicy"
-	[ "$(queue_attr "$H" copy_max_hw_bytes)" = "$MiB" ]
-	for len in 4096 "$MiB" $(( 6 * MiB + 8192 )); do
+	[ "$(queue_attr "$H" copy_max_hw_bytes)" = $(( 8 * MiB )) ]
+	for len in 4096 "$MiB" $(( 9 * MiB + 8192 )); do
 		copy_mark /dev/tgt0
 		copy_and_verify "$H" $(( 2 * MiB )) "$H" $(( 120 * MiB )) "$len"
 		[ "$(copy_stat_since offloaded_bytes)" = "$len" ] ||

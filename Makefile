@@ -7,7 +7,7 @@
 #   make userspace  libdmcopy (lib/) and the dmcopy command (tools/)
 #   make install    libdmcopy (header, .pc), dmcopy (man page, bash
 #                   completion), udev rules [PREFIX=/usr/local DESTDIR=]
-#   make demo       provision clones of a golden image (not there yet)
+#   make demo       provision clones of a golden image in the test VM
 #
 # See README.md and docs/workflow.md.
 

@@ -70,6 +70,12 @@ setup() {
 teardown() {
 	[ -b "$H" ] && echo "$(queue_attr "$H" copy_max_hw_bytes)" \
 		>"/sys/block/$(disk_name "$H")/queue/copy_max_bytes"
+	local ns2=$NVMET_CFS/subsystems/$NQN/namespaces/2
+	if [ -d "$ns2" ]; then
+		echo 0 >"$ns2/enable"
+		rmdir "$ns2"
+		nullb_cfg_remove tgt1
+	fi
 	guest_teardown
 }
 
@@ -127,6 +133,59 @@ link_copy() {
 	[ "$status" -eq 0 ]
 	emulated=${lines[0]}
 	(( emulated >= 2 * len ))
+}
+
+# mem_available_kib: MemAvailable of /proc/meminfo.
+mem_available_kib() {
+	awk '$1 == "MemAvailable:" { print $2 }' /proc/meminfo
+}
+
+@test "tcp: 128 Copies of 8 MiB outstanding, the disk not offloading: memory bounded, target responsive" {
+	local d=$BATS_TEST_TMPDIR i pids=() before low h2
+	# a disk that copies nothing and moves 400 MB/s, so that every
+	# command stays in flight a while
+	nullb_cfg tgt1 size=256 mbps=400
+	nvmet_ns "$NQN" 2 /dev/tgt1
+	h2=$(host_ns "$NQN" 2)
+	[ "$(queue_attr "$h2" copy_max_hw_bytes)" = $(( 8 * MiB )) ]
+	random_file "$d/storm" $(( 64 * MiB ))
+	dev_write "$h2" 0 "$d/storm"
+	# the destination's pages exist before: null_blk allocates on write
+	dev_write "$h2" $(( 128 * MiB )) "$d/storm"
+	before=$(mem_available_kib)
+	( low=$before
+	  while :; do
+		m=$(mem_available_kib)
+		(( m < low )) && low=$m && echo "$low" >"$d/low"
+		sleep 0.05
+	  done ) &
+	local sampler=$!
+	# 16 calls of 64 MiB, each with 8 chunks of 8 MiB in flight: 128
+	# Copy commands queued at the target; all copy the same source to
+	# the same destination, so whatever order they land in, it holds
+	# the source
+	copy_mark /dev/tgt1
+	for (( i = 0; i < 16; i++ )); do
+		"$COPY_RANGE" -d "$h2" 0 "$h2" $(( 128 * MiB )) $(( 64 * MiB )) >"$d/out$i" &
+		pids+=($!)
+	done
+	# meanwhile the target answers its admin queue and copies locally
+	sleep 1
+	nvme id-ctrl "$(nvme_ctrl "$NQN")" >/dev/null
+	copy_and_verify /dev/tgt0 $(( 330 * MiB )) /dev/tgt0 $(( 450 * MiB )) $(( 8 * MiB ))
+	for i in "${!pids[@]}"; do
+		wait "${pids[i]}"
+		[ "$(cat "$d/out$i")" = "copied=$(( 64 * MiB ))" ]
+	done
+	kill "$sampler"
+	wait "$sampler" 2>/dev/null || true
+	low=$(cat "$d/low" 2>/dev/null || echo "$before")
+	echo "MemAvailable: $before KiB before, $low KiB at the lowest, $(( (before - low) / 1024 )) MiB used"
+	echo "target emulated $(copy_stat_since emulated_bytes) bytes"
+	dev_expect "$h2" $(( 128 * MiB )) "$d/storm"
+	[ "$(copy_stat_since emulated_bytes)" = $(( 16 * 64 * MiB )) ]
+	# 8 Copies at a time with at most 4 MiB of buffers each, not 128
+	(( before - low < 128 * 1024 ))
 }
 
 @test "multipath: tcp and loop paths to one namespace, copies still offload" {

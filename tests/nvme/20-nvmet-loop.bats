@@ -63,11 +63,13 @@ teardown() {
 }
 
 # other_subsys ATTR=VALUE...: subsystem NQN2 with those attributes and one
-# namespace on null_blk tgt1 (offloading 1 MiB at a time), connected over
-# the loop port as G1.
+# namespace on null_blk tgt1 (offloading 1 MiB at a time, or made with the
+# nullb_cfg attributes in OTHER_TGT1 when set), connected over the loop
+# port as G1.
 other_subsys() {
 	local a d=$NVMET_CFS/subsystems/$NQN2
-	nullb_cfg tgt1 size=256 copy_max_bytes=$MiB
+	# shellcheck disable=SC2086 # attribute words
+	nullb_cfg tgt1 ${OTHER_TGT1:-size=256 copy_max_bytes=$MiB}
 	mkdir "$d"
 	echo 1 >"$d/attr_allow_any_host"
 	for a in "$@"; do
@@ -352,6 +354,23 @@ ns_limits() {
 	other_subsys attr_version=2.1
 	nvme_copy_cmd_refused "$G1" 0x187 300000 1000:8 300004:8
 	nvme_copy_cmd_refused "$G1" 0x187 300000 299996:8
+}
+
+@test "a zoned namespace: no Copy limits, and the ZNS effects log lists no Copy" {
+	OTHER_TGT1="size=512 zoned=1 zone_size=64 blocksize=4096 copy_max_bytes=$MiB" other_subsys
+	local ctrl
+	ctrl=$(nvme_ctrl "$NQN2")
+	[ "$(cat "/sys/block/$(disk_name "$G1")/queue/zoned")" = host-managed ]
+	echo "$G1: $(ns_limits "$G1")"
+	[ "$(ns_limits "$G1")" = "mssrl=0 mcl=0 msrc=0" ]
+	[ "$(queue_attr "$G1" copy_max_hw_bytes)" = 0 ]
+	nvme effects-log "$ctrl" --csi=2 | tee "$BATS_TEST_TMPDIR/zns"
+	grep -q "Zone Append" "$BATS_TEST_TMPDIR/zns"
+	! grep -q "IOCS25 " "$BATS_TEST_TMPDIR/zns"
+	nvme effects-log "$ctrl" --csi=0 | grep -q "IOCS25 "
+	# (a zone takes writes only at its write pointer: no pattern here)
+	run "$NVME_COPY_CMD" "$G1" 16384 0:8
+	[ "$output" = "status=0x1 result=0" ]
 }
 
 @test "refusals the host emulates log nothing; a media error is still logged" {

@@ -5,14 +5,15 @@
  * answered, Dword 0 included (nvme-cli prints no result for a failed
  * command, and cannot send more than 128 ranges).
  *
- *   nvme-copy-cmd [-f FORMAT] [-c CDW12-HIGH] DEV SDLBA SLBA:NLB...
+ *   nvme-copy-cmd [-d] [-f FORMAT] [-c CDW12-HIGH] DEV SDLBA SLBA:NLB...
  *
  * DEV is a namespace block device (or its generic char device), SDLBA the
  * destination LBA, each SLBA:NLB a source range (NLB a count of blocks, at
  * least 1). FORMAT is the descriptor format, 0 (32-byte descriptors) or 1
  * (40 bytes); CDW12-HIGH goes into bits 31:16 of Dword 12 (FUA, LR, ...).
  * Prints "status=0xSSS result=N" (status without DNR and More) and exits 0
- * whenever the command reached the controller.
+ * whenever the command reached the controller; with -d, " dnr=0|1" follows
+ * (Do Not Retry: 0 for a condition the host may retry).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -27,6 +28,7 @@
 
 #define NVME_CMD_COPY		0x19
 #define MAX_RANGES		256	/* NR is 8 bits, 0's based */
+#define NVME_STATUS_DNR		0x4000	/* status as the ioctl returns it */
 
 static void put_le16(uint8_t *p, uint16_t v)
 {
@@ -56,7 +58,7 @@ static int parse_u64(const char *s, uint64_t *v)
 static void usage(void)
 {
 	fprintf(stderr,
-		"usage: nvme-copy-cmd [-f 0|1] [-c CDW12-HIGH] DEV SDLBA SLBA:NLB...\n");
+		"usage: nvme-copy-cmd [-d] [-f 0|1] [-c CDW12-HIGH] DEV SDLBA SLBA:NLB...\n");
 	exit(2);
 }
 
@@ -66,11 +68,14 @@ int main(int argc, char **argv)
 	uint64_t sdlba, format = 0, high = 0, slba, nlb;
 	unsigned int nr, i, desc_size;
 	uint8_t *desc;
-	int opt, fd, nsid, ret;
+	int opt, fd, nsid, ret, show_dnr = 0;
 	char *colon;
 
-	while ((opt = getopt(argc, argv, "f:c:")) != -1) {
+	while ((opt = getopt(argc, argv, "df:c:")) != -1) {
 		switch (opt) {
+		case 'd':
+			show_dnr = 1;
+			break;
 		case 'f':
 			if (parse_u64(optarg, &format) || format > 1)
 				usage();
@@ -132,7 +137,10 @@ int main(int argc, char **argv)
 		perror("NVME_IOCTL_IO64_CMD");
 		return 1;
 	}
-	printf("status=0x%x result=%" PRIu64 "\n", ret & 0x7ff,
+	printf("status=0x%x result=%" PRIu64, ret & 0x7ff,
 	       (uint64_t)cmd.result);
+	if (show_dnr)
+		printf(" dnr=%d", !!(ret & NVME_STATUS_DNR));
+	putchar('\n');
 	return 0;
 }

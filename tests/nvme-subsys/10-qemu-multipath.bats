@@ -50,14 +50,21 @@ wait_limit() {
 
 # offloaded_copy SRC DST LEN: copy_and_verify on NSID 1, offloaded whole:
 # the node's copy_stat grows by LEN, as copied by the device, and
-# emulated nothing.
+# emulated nothing; the path disk, which executed the copies, counts them
+# as copied by the device too.
 offloaded_copy() {
+	local path_was
+	path_was=$(disk_attr "$PATH1" copy_stat)
 	copy_mark "$NS1"
 	copy_and_verify "$NS1" "$1" "$NS1" "$2" "$3"
 	[ "$(copy_stat_since offloaded_bytes)" = "$3" ] ||
 		fail "offloaded $(copy_stat_since offloaded_bytes) of $3 bytes"
 	[ "$(copy_stat_since device_bytes)" = "$3" ]
 	[ "$(copy_stat_since emulated_bytes)" = 0 ]
+	COPY_MARK_DEV=$PATH1 COPY_MARK=$path_was
+	echo "$PATH1: device_bytes +$(copy_stat_since device_bytes)"
+	[ "$(copy_stat_since device_bytes)" = "$3" ]
+	[ "$(copy_stat_since offloaded_bytes)" = 0 ]
 }
 
 @test "a shared namespace: a multipath node whose copy limit is its path's" {

@@ -54,6 +54,7 @@ setup() {
 
 teardown() {
 	local h
+	fail_copy_start_off
 	other_subsys_remove
 	for h in "$H1" "$H2" "$H3"; do
 		[ -b "$h" ] && echo "$(queue_attr "$h" copy_max_hw_bytes)" \
@@ -79,6 +80,29 @@ other_subsys() {
 	nvmet_export 1 "$NQN2"
 	nvme_connect "$NQN2" loop
 	G1=$(host_ns "$NQN2" 1)
+}
+
+FAIL_FUNCTION=/sys/kernel/debug/fail_function
+
+# fail_copy_start ERRNO [SKIP]: the next blkdev_copy_offload() call after
+# the first SKIP (default 0), on the host or the target, returns -ERRNO
+# without copying (fail_function), as when it finds no memory for the copy.
+fail_copy_start() {
+	[ -d "$FAIL_FUNCTION" ] || skip "no function error injection (CONFIG_FAIL_FUNCTION)"
+	grep -qw blkdev_copy_offload "$FAIL_FUNCTION/injectable" ||
+		skip "blkdev_copy_offload() takes no injected errors"
+	echo blkdev_copy_offload >"$FAIL_FUNCTION/inject"
+	printf '%#x\n' "-$1" >"$FAIL_FUNCTION/blkdev_copy_offload/retval"
+	echo 0 >"$FAIL_FUNCTION/verbose"
+	# calls pass while space exceeds the size (1) of each
+	echo $(( ${2:-0} + 1 )) >"$FAIL_FUNCTION/space"
+	echo 1 >"$FAIL_FUNCTION/times"
+	echo 100 >"$FAIL_FUNCTION/probability"
+}
+
+fail_copy_start_off() {
+	[ -w "$FAIL_FUNCTION/inject" ] || return 0
+	echo >"$FAIL_FUNCTION/inject"
 }
 
 other_subsys_remove() {
@@ -366,7 +390,7 @@ ns_limits() {
 	[ "$(queue_attr "$G1" copy_max_hw_bytes)" = 0 ]
 	nvme effects-log "$ctrl" --csi=2 | tee "$BATS_TEST_TMPDIR/zns"
 	grep -q "Zone Append" "$BATS_TEST_TMPDIR/zns"
-	! grep -q "IOCS25 " "$BATS_TEST_TMPDIR/zns"
+	! grep -q "IOCS25 " "$BATS_TEST_TMPDIR/zns" || false
 	nvme effects-log "$ctrl" --csi=0 | grep -q "IOCS25 "
 	# (a zone takes writes only at its write pointer: no pattern here)
 	run "$NVME_COPY_CMD" "$G1" 16384 0:8
@@ -398,7 +422,7 @@ ns_limits() {
 	[ "$(copy_stat_since emulated_bytes)" = 65536 ]
 	echo "kernel log:"
 	dmesg | tail -n +$(( DMESG_START + 1 ))
-	! dmesg | tail -n +$(( DMESG_START + 1 )) | grep -E "COPY|Copy|Invalid Field"
+	! dmesg | tail -n +$(( DMESG_START + 1 )) | grep -E "COPY|Copy|Invalid Field" || false
 	# Unrecovered Read Error: copied all the same, and logged
 	dmesg_mark
 	echo 0x281 >"$fi/status"
@@ -410,6 +434,61 @@ ns_limits() {
 	dev_expect "$H1" $(( 150 * MiB )) "$d/src"
 	dmesg | tail -n +$(( DMESG_START + 1 ))
 	dmesg | tail -n +$(( DMESG_START + 1 )) | grep -q "critical medium error.*COPY_DST"
+}
+
+@test "a Copy the target cannot start: out of memory may be retried, a refusal is no Invalid Opcode" {
+	local d=$BATS_TEST_TMPDIR
+	nvme_fill "$H1" 1000 8 "$d/src"
+	nvme_fill "$H1" 300000 256 "$d/old"
+	# -ENOMEM: Internal Error without Do Not Retry, nothing copied
+	fail_copy_start 12
+	run "$NVME_COPY_CMD" -d "$H1" 300000 1000:8
+	fail_copy_start_off
+	echo "ENOMEM: $output"
+	[ "$output" = "status=0x6 result=0 dnr=0" ]
+	dev_expect "$H1" $(( 300000 * 512 )) "$d/old"
+	# -EOPNOTSUPP: Internal Error with it, never Invalid Opcode (which
+	# tells a host to stop sending Copy)
+	fail_copy_start 95
+	run "$NVME_COPY_CMD" -d "$H1" 300000 1000:8
+	fail_copy_start_off
+	echo "EOPNOTSUPP: $output"
+	[ "$output" = "status=0x6 result=0 dnr=1" ]
+	dev_expect "$H1" $(( 300000 * 512 )) "$d/old"
+	# a host copy: its own call passes, the target's first fails with
+	# -ENOMEM, the host retries the Copy and the target offloads it
+	copy_mark /dev/tgt0
+	fail_copy_start 12 1
+	copy_and_verify "$H1" $(( 1 * MiB )) "$H1" $(( 100 * MiB )) 65536
+	fail_copy_start_off
+	[ "$(copy_stat_since offloaded_bytes)" = 65536 ]
+	[ "$(queue_attr "$H1" copy_max_hw_bytes)" = $(( 8 * MiB )) ]
+}
+
+@test "a Copy failing part way: Dword 0 names its range, the error log the first block not copied" {
+	local d=$BATS_TEST_TMPDIR ctrl lba bb=/sys/kernel/config/nullb/tgt1/badblocks
+	other_subsys
+	ctrl=$(nvme_ctrl "$NQN2")
+	# range 0: 8 blocks at 8192; range 1: 4096 blocks (2 MiB, two of the
+	# backing disk's 1 MiB offloads) at 0, with a bad block at 2048
+	nvme_fill "$G1" 8192 8 "$d/r0"
+	nvme_fill "$G1" 0 4096 "$d/r1"
+	nvme_fill "$G1" 100000 $(( 8 + 4096 + 256 )) "$d/old"
+	echo "+2048-2055" >"$bb"
+	run "$NVME_COPY_CMD" -d "$G1" 100000 8192:8 0:4096
+	echo "-2048-2055" >"$bb"
+	echo "$output"
+	[ "$output" = "status=0x6 result=1 dnr=1" ]
+	# range 0 and range 1 up to the bad block copied, nothing else changed
+	{ cat "$d/r0"; head -c $(( 2048 * 512 )) "$d/r1"; } >"$d/new"
+	dev_expect "$G1" $(( 100000 * 512 )) "$d/new"
+	tail -c +$(( (8 + 2048) * 512 + 1 )) "$d/old" >"$d/rest"
+	dev_expect "$G1" $(( (100000 + 8 + 2048) * 512 )) "$d/rest"
+	run nvme error-log "$ctrl" --log-entries=1 --output-format=json
+	echo "$output"
+	lba=$(jq '.errors[0].lba' <<<"$output")
+	[ "$lba" = 2048 ]
+	[ "$(jq '.errors[0].status_field' <<<"$output")" != 0 ]
 }
 
 # Last: it turns copy offload off on this host namespace until a reset.

@@ -101,7 +101,7 @@ link_copy() {
 @test "tcp: the host reached the target through the test's own namespaces" {
 	[ "$(cat "/sys/class/nvme/$(basename "$(nvme_ctrl "$NQN")")/transport")" = tcp ]
 	# the addresses exist only inside the two namespaces
-	! ip -4 addr show | grep -q "$TGT_ADDR"
+	! ip -4 addr show | grep -q "$TGT_ADDR" || false
 	ip -n "$TGT_NS" -4 addr show dev dmc-tgt | grep -q "$TGT_ADDR"
 	[ "$(wire_bytes)" -gt 0 ]
 }
@@ -203,10 +203,23 @@ mem_available_kib() {
 	[ "$paths" -eq 2 ]
 	echo round-robin >"$(readlink -f "/sys/block/$head/device")/iopolicy"
 	[ "$(queue_attr "$H" copy_max_hw_bytes)" = $(( 8 * MiB )) ]
+	local node_was paths_was=0 paths_now=0 p
+	node_was=$(( $(disk_attr "$H" copy_stat | cut -d ' ' -f 8) ))
+	for p in $(nvme_paths "$head"); do
+		paths_was=$(( paths_was + $(disk_attr "$p" copy_stat | cut -d ' ' -f 8) ))
+	done
 	for len in 4096 "$MiB" $(( 9 * MiB + 8192 )); do
 		copy_mark /dev/tgt0
 		copy_and_verify "$H" $(( 2 * MiB )) "$H" $(( 120 * MiB )) "$len"
 		[ "$(copy_stat_since offloaded_bytes)" = "$len" ] ||
 			fail "target offloaded $(copy_stat_since offloaded_bytes) of $len"
 	done
+	# the node and the paths that executed its copies count them all
+	for p in $(nvme_paths "$head"); do
+		echo "$p: copy_stat $(disk_attr "$p" copy_stat)"
+		paths_now=$(( paths_now + $(disk_attr "$p" copy_stat | cut -d ' ' -f 8) ))
+	done
+	echo "device_bytes: node +$(( $(disk_attr "$H" copy_stat | cut -d ' ' -f 8) - node_was )), paths +$(( paths_now - paths_was ))"
+	[ $(( $(disk_attr "$H" copy_stat | cut -d ' ' -f 8) - node_was )) = $(( 4096 + MiB + 9 * MiB + 8192 )) ]
+	[ $(( paths_now - paths_was )) = $(( 4096 + MiB + 9 * MiB + 8192 )) ]
 }

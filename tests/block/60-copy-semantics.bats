@@ -127,7 +127,7 @@ teardown() {
 		kill -0 $COPY_PID 2>/dev/null || break
 		sleep 0.1
 	done
-	! kill -0 $COPY_PID 2>/dev/null
+	! kill -0 $COPY_PID 2>/dev/null || false
 	COPY_PID=
 	dev_expect /dev/nullb0 $(( dst - guard )) "$D/before"
 	dev_expect /dev/nullb0 $(( dst + len )) "$D/after"

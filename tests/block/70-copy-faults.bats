@@ -114,14 +114,14 @@ bad_chunk_copy() {
 		kill -0 $BG_PID 2>/dev/null || break
 		sleep 0.1
 	done
-	! kill -0 $BG_PID 2>/dev/null
+	! kill -0 $BG_PID 2>/dev/null || false
 	wait $BG_PID || true
 	BG_PID=
 	cat "$D/out"
 	# Short (a powered-off disk has no capacity left, as at its end) or
 	# failed, never the whole length.
 	grep -q "^copied=" "$D/out"
-	! grep -qx "copied=$(( 128 * MiB ))" "$D/out"
+	! grep -qx "copied=$(( 128 * MiB ))" "$D/out" || false
 	[ ! -b /dev/gone ]
 }
 

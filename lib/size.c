@@ -27,6 +27,7 @@ static int size_shift(const char *suffix)
 
 int dmcopy_parse_size(const char *s, uint64_t *bytes)
 {
+	bool overflow = false;
 	uint64_t v = 0;
 	int shift;
 
@@ -34,13 +35,14 @@ int dmcopy_parse_size(const char *s, uint64_t *bytes)
 		return -EINVAL;
 	for (; *s >= '0' && *s <= '9'; s++) {
 		if (v > (UINT64_MAX - (uint64_t)(*s - '0')) / 10)
-			return -ERANGE;
+			overflow = true;
 		v = v * 10 + (uint64_t)(*s - '0');
 	}
+	/* Not a size at all is EINVAL, however many digits came first. */
 	shift = size_shift(s);
 	if (shift < 0)
 		return -EINVAL;
-	if (shift && v > (UINT64_MAX >> shift))
+	if (overflow || (shift && v > (UINT64_MAX >> shift)))
 		return -ERANGE;
 	*bytes = v << shift;
 	return 0;

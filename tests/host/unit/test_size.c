@@ -86,6 +86,9 @@ static void test_rejects(void **state)
 	expect_error("1Ki", -EINVAL);
 	expect_error("1KiBs", -EINVAL);
 	expect_error("1P", -EINVAL);
+	/* not a size, however many digits it starts with (found by fuzzing) */
+	expect_error("99999999999999999999999X", -EINVAL);
+	expect_error("18446744073709551616 ", -EINVAL);
 	expect_error("0x10", -EINVAL);
 	expect_error("1e3", -EINVAL);
 	expect_error("12abc", -EINVAL);

@@ -20,7 +20,7 @@ DEB_PACKAGES := \
 	xz-utils zstd rsync git ccache debian-archive-keyring \
 	qemu-system-x86 qemu-utils busybox-static \
 	pkg-config libdevmapper-dev libblkid-dev libsmartcols-dev \
-	libcmocka-dev libjson-c-dev jq valgrind \
+	libcmocka-dev libjson-c-dev jq valgrind clang libclang-rt-14-dev \
 	bats nvme-cli xfsprogs lvm2 dmsetup fio e2fsprogs util-linux fdisk iproute2 \
 	mdadm udev man-db groff-base python3 thin-provisioning-tools
 

@@ -145,6 +145,11 @@ static int copy_parse_features(struct dm_arg_set *as, struct dm_target *ti,
 	if (!as->argc)
 		return 0;
 
+	/* dm_read_arg_group() takes " 2", and 4294967298 as 2: not here. */
+	if (copy_parse_u64(as->argv[0], &bytes) || bytes > feature_count.max) {
+		ti->error = feature_count.error;
+		return -EINVAL;
+	}
 	r = dm_read_arg_group(&feature_count, as, &argc, &ti->error);
 	if (r)
 		return r;

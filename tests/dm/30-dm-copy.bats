@@ -307,6 +307,9 @@ copy_counters() {
 	$dev 0 x|Invalid number of feature args
 	$dev 0 5 mode auto mode auto x|Invalid number of feature args
 	$dev 0 3 mode auto|Invalid number of feature args
+	$dev 0 4294967298 mode auto|Invalid number of feature args
+	$dev 0 +2 mode auto|Invalid number of feature args
+	$dev 0 02x mode auto|Invalid number of feature args
 	$dev 0 1 mode|Feature mode needs an argument
 	$dev 0 2 mode fast|Invalid mode: need auto, offload or emulate
 	$dev 0 4 mode auto mode auto|Duplicate feature mode

@@ -36,11 +36,15 @@ sysfs_write() {
 	[ "$(cat $q/copy_max_bytes)" = 0 ]
 }
 
-@test "copy_max_hw_bytes is read-only" {
+@test "copy_max_hw_bytes and copy_stat are read-only" {
 	nullb_load copy_max_bytes=1048576
 	run sysfs_write /sys/block/nullb0/queue/copy_max_hw_bytes 512
 	[ "$status" -ne 0 ]
 	[ "$(cat /sys/block/nullb0/queue/copy_max_hw_bytes)" = 1048576 ]
+	run sysfs_write /sys/block/nullb0/copy_stat "1 2 3 4 5 6 7 8"
+	echo "$output"
+	[ "$status" -ne 0 ]
+	[ "$(cat /sys/block/nullb0/copy_stat)" = "0 0 0 0 0 0 0 0" ]
 }
 
 @test "null_blk copy_max_bytes sets the hardware limit" {
@@ -164,6 +168,23 @@ sysfs_write() {
 	dev=copytest
 	[ "$(cat /sys/block/$dev/queue/copy_max_hw_bytes)" = 2097152 ]
 	echo 0 >$d/power
+	rmdir $d
+}
+
+@test "null_blk configfs copy_max_bytes and max_copy_bytes refuse what is no number" {
+	modprobe null_blk nr_devices=0
+	local d=/sys/kernel/config/nullb/copybad a v
+	mkdir $d
+	echo 65536 >$d/copy_max_bytes
+	for a in copy_max_bytes max_copy_bytes; do
+		for v in -1 abc 1M "" 0x10 18446744073709551616; do
+			run bash -c "echo '$v' >$d/$a"
+			echo "$a='$v': $output"
+			[ "$status" -ne 0 ]
+			[[ $output == *"Invalid argument"* || $output == *"Numerical result out of range"* ]]
+			[ "$(cat $d/$a)" = 65536 ]
+		done
+	done
 	rmdir $d
 }
 

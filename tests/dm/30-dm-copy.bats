@@ -327,6 +327,21 @@ copy_counters() {
 	EOF
 }
 
+@test "kcopyd_throttle takes a whole number of percent, and keeps its value otherwise" {
+	local p=/sys/module/dm_copy/parameters/kcopyd_throttle v was
+	was=$(cat $p)
+	for v in abc -1 "" 1.5 50x 4294967296; do
+		run bash -c "echo '$v' >$p"
+		echo "'$v': $output"
+		[ "$status" -ne 0 ]
+		[[ $output == *"Invalid argument"* || $output == *"Numerical result out of range"* ]]
+		[ "$(cat $p)" = "$was" ]
+	done
+	echo 50 >$p
+	[ "$(cat $p)" = 50 ]
+	echo "$was" >$p
+}
+
 @test "4 KiB logical blocks below: max_copy_bytes must be whole blocks" {
 	nullb_load copy_max_bytes=$MiB bs=4096
 	run dmsetup create dmt-bad --table "0 2048 copy /dev/nullb0 0 2 max_copy_bytes 6144"

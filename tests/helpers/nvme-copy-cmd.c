@@ -5,12 +5,16 @@
  * answered, Dword 0 included (nvme-cli prints no result for a failed
  * command, and cannot send more than 128 ranges).
  *
- *   nvme-copy-cmd [-d] [-f FORMAT] [-c CDW12-HIGH] DEV SDLBA SLBA:NLB...
+ *   nvme-copy-cmd [-d] [-f FORMAT] [-F BITS15:8] [-n NR] [-c CDW12-HIGH]
+ *                 DEV SDLBA SLBA:NLB...
  *
  * DEV is a namespace block device (or its generic char device), SDLBA the
  * destination LBA, each SLBA:NLB a source range (NLB a count of blocks, at
  * least 1). FORMAT is the descriptor format, 0 (32-byte descriptors) or 1
  * (40 bytes); CDW12-HIGH goes into bits 31:16 of Dword 12 (FUA, LR, ...).
+ * For malformed commands: -F puts BITS15:8 into Dword 12 bits 15:8 as they
+ * are (descriptor format and PRINFOR; descriptors are still laid out as
+ * -f says), -n claims NR ranges (1 to 256) whatever number is sent.
  * Prints "status=0xSSS result=N" (status without DNR and More) and exits 0
  * whenever the command reached the controller; with -d, " dnr=0|1" follows
  * (Do Not Retry: 0 for a condition the host may retry).
@@ -58,26 +62,37 @@ static int parse_u64(const char *s, uint64_t *v)
 static void usage(void)
 {
 	fprintf(stderr,
-		"usage: nvme-copy-cmd [-d] [-f 0|1] [-c CDW12-HIGH] DEV SDLBA SLBA:NLB...\n");
+		"usage: nvme-copy-cmd [-d] [-f 0|1] [-F BITS15:8] [-n NR] [-c CDW12-HIGH] DEV SDLBA SLBA:NLB...\n");
 	exit(2);
 }
 
 int main(int argc, char **argv)
 {
 	struct nvme_passthru_cmd64 cmd;
-	uint64_t sdlba, format = 0, high = 0, slba, nlb;
+	uint64_t sdlba, format = 0, high = 0, slba, nlb, raw_format = 0, claim = 0;
+	int have_raw_format = 0;
 	unsigned int nr, i, desc_size;
 	uint8_t *desc;
 	int opt, fd, nsid, ret, show_dnr = 0;
 	char *colon;
 
-	while ((opt = getopt(argc, argv, "df:c:")) != -1) {
+	while ((opt = getopt(argc, argv, "df:F:n:c:")) != -1) {
 		switch (opt) {
 		case 'd':
 			show_dnr = 1;
 			break;
 		case 'f':
 			if (parse_u64(optarg, &format) || format > 1)
+				usage();
+			break;
+		case 'F':
+			if (parse_u64(optarg, &raw_format) || raw_format > 0xff)
+				usage();
+			have_raw_format = 1;
+			break;
+		case 'n':
+			if (parse_u64(optarg, &claim) || !claim ||
+			    claim > MAX_RANGES)
 				usage();
 			break;
 		case 'c':
@@ -131,7 +146,8 @@ int main(int argc, char **argv)
 	cmd.data_len = nr * desc_size;
 	cmd.cdw10 = sdlba;
 	cmd.cdw11 = sdlba >> 32;
-	cmd.cdw12 = (nr - 1) | format << 8 | high << 16;
+	cmd.cdw12 = ((claim ? claim : nr) - 1) |
+		    (have_raw_format ? raw_format : format) << 8 | high << 16;
 	ret = ioctl(fd, NVME_IOCTL_IO64_CMD, &cmd);
 	if (ret < 0) {
 		perror("NVME_IOCTL_IO64_CMD");

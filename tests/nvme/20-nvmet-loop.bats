@@ -290,6 +290,32 @@ ns_limits() {
 	nvme_copy_cmd_refused "$H1" 0x2 300000 1000:8 300004:8
 }
 
+@test "Copy: protection information, STCW or other control bits are an Invalid Field" {
+	local high
+	# Dword 12 bits 31:16 other than LR (31) and FUA (30): protection
+	# information, storage tag and directive bits, which a namespace
+	# without PI or directives does not take
+	for high in 0x0400 0x2000 0x0100 0x0001 0x3c00; do
+		nvme_copy_cmd_refused "$H1" 0x2 300000 -c "$high" 1000:8 ||
+			fail "CDW12 bits 31:16 = $high not refused"
+	done
+}
+
+@test "Copy: PRINFOR, formats 2h and 3h, reserved formats are an Invalid Field" {
+	local bits
+	# Dword 12 bits 15:8: PRINFOR 15:12 over format 0h; formats 2h,
+	# 3h (not in OCFS 3h) and 4h
+	for bits in 0x10 0x80 0x02 0x03 0x04; do
+		nvme_copy_cmd_refused "$H1" 0x2 300000 -F "$bits" 1000:8 ||
+			fail "CDW12 bits 15:8 = $bits not refused"
+	done
+}
+
+@test "Copy: NR claiming more descriptors than the data carries is a Data SGL Length Invalid" {
+	nvme_copy_cmd_refused "$H1" 0xf 300000 -n 4 1000:8 2000:8
+	nvme_copy_cmd_refused "$H1" 0xf 300000 -n 256 1000:8
+}
+
 @test "nvme copy: a source past the end is refused (LBA Out of Range)" {
 	local nsze
 	nsze=$(( $(blockdev --getsize64 "$H1") / 512 ))

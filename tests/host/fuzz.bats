@@ -24,7 +24,7 @@ fuzz() {
 	local runs=${DMCOPY_FUZZ_RUNS:-$2}
 	mkdir -p "$WORK/$1"
 	rm -f "$WORK"/crash-* "$WORK"/leak-* "$WORK"/timeout-* "$WORK"/oom-*
-	run "$FUZZ/$1" -runs="$runs" -print_final_stats=1 \
+	run "$FUZZ/$1" -runs="$runs" -print_final_stats=1 -close_fd_mask=2 \
 		-dict="$FUZZ/dm-copy.dict" -artifact_prefix="$WORK/" \
 		"$WORK/$1" "$FUZZ/corpus/$1"
 	grep -E '^stat::number_of_executed_units|^Done' <<<"$output" || true
@@ -42,4 +42,8 @@ fuzz() {
 
 @test "fuzz-libdmcopy: sizes, modes, copy status and table lines" {
 	fuzz fuzz-libdmcopy 3000000
+}
+
+@test "fuzz-dmcopy-cli: dmcopy status, and create's and copy's command lines" {
+	fuzz fuzz-dmcopy-cli 100000
 }

@@ -177,7 +177,8 @@ sysfs_write() {
 	mkdir $d
 	echo 65536 >$d/copy_max_bytes
 	for a in copy_max_bytes max_copy_bytes; do
-		for v in -1 abc 1M "" 0x10 18446744073709551616; do
+		# (like every numeric attribute of null_blk, 0x10 is a number)
+		for v in -1 abc 1M "" 0x 18446744073709551616; do
 			run bash -c "echo '$v' >$d/$a"
 			echo "$a='$v': $output"
 			[ "$status" -ne 0 ]

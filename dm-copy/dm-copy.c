@@ -56,6 +56,13 @@
 
 #define COPY_DEFAULT_MAX_BYTES	(8U << 20)
 
+/*
+ * Under a kcopyd_throttle below 100, dm-kcopyd copies in pieces of this
+ * size (its default sub-job), so that a suspend waits for one throttled
+ * piece per copy, not for whole copies at a few percent of the disk.
+ */
+#define COPY_THROTTLED_PIECE_SECTORS	((512U << 10) >> SECTOR_SHIFT)
+
 DECLARE_DM_KCOPYD_THROTTLE_WITH_MODULE_PARM(kcopyd_throttle,
 					    "Percentage of time dm-kcopyd may use the disks");
 
@@ -79,6 +86,9 @@ struct copy_c {
 	unsigned int max_copy_sectors;	/* 0: the default */
 
 	struct dm_kcopyd_client *kc;
+	/* Unthrottled: finishes the copies in flight once a suspend began. */
+	struct dm_kcopyd_client *kc_drain;
+	bool suspending;		/* READ_ONCE(): set by presuspend */
 	atomic_t inflight;
 	wait_queue_head_t drained;
 
@@ -100,6 +110,8 @@ struct copy_io {
 	enum copy_mode mode;		/* when the copy started */
 	u64 offloaded;			/* bytes the device below copied */
 	u64 copied;			/* from the start, by the device below */
+	sector_t emulated;		/* from the start, by dm-kcopyd */
+	sector_t piece;			/* the sectors dm-kcopyd copies now */
 	/* the start of the copy; its end; the flush after a FUA copy */
 	struct work_struct work;
 };
@@ -276,6 +288,12 @@ static int copy_ctr(struct dm_target *ti, unsigned int argc, char **argv)
 		ti->error = "Cannot create kcopyd client";
 		goto out_put_dev;
 	}
+	cc->kc_drain = dm_kcopyd_client_create(NULL);
+	if (IS_ERR(cc->kc_drain)) {
+		r = PTR_ERR(cc->kc_drain);
+		ti->error = "Cannot create kcopyd client";
+		goto out_destroy_kc;
+	}
 
 	ti->num_flush_bios = 1;
 	ti->num_discard_bios = 1;
@@ -286,6 +304,8 @@ static int copy_ctr(struct dm_target *ti, unsigned int argc, char **argv)
 	ti->private = cc;
 	return 0;
 
+out_destroy_kc:
+	dm_kcopyd_client_destroy(cc->kc);
 out_put_dev:
 	dm_put_device(ti, cc->dev);
 out_free:
@@ -299,6 +319,7 @@ static void copy_dtr(struct dm_target *ti)
 
 	/* Waits for the jobs of copies that are still finishing. */
 	dm_kcopyd_client_destroy(cc->kc);
+	dm_kcopyd_client_destroy(cc->kc_drain);
 	dm_put_device(ti, cc->dev);
 	kfree(cc);
 }
@@ -361,6 +382,8 @@ static void copy_done(struct copy_io *io)
 	copy_end_io(io, BLK_STS_OK);
 }
 
+static void copy_emulate_next(struct work_struct *work);
+
 static void copy_kcopyd_done(int read_err, unsigned long write_err,
 			     void *context)
 {
@@ -373,31 +396,60 @@ static void copy_kcopyd_done(int read_err, unsigned long write_err,
 			    (unsigned long long)io->dst_sector,
 			    read_err ? "read" : "write");
 		copy_end_io(io, BLK_STS_IOERR);
-	} else {
-		copy_done(io);
+		return;
 	}
+	io->emulated += io->piece;
+	if (io->emulated == io->nr_sectors) {
+		copy_done(io);
+		return;
+	}
+	/*
+	 * Not from dm-kcopyd's worker: a new job may wait for one that only
+	 * this worker frees.
+	 */
+	INIT_WORK(&io->work, copy_emulate_next);
+	queue_work(copy_wq, &io->work);
 }
 
-/* Copy with dm-kcopyd, under its throttle, from @done sectors on. */
-static void copy_emulate(struct copy_io *io, sector_t done)
+/*
+ * Copy the next piece with dm-kcopyd: all that is left, or under a
+ * throttle a piece of it, so that a suspend does not wait for the whole
+ * copy at the throttle's pace; once a suspend began, the rest unthrottled.
+ */
+static void copy_emulate_next(struct work_struct *work)
 {
-	struct dm_io_region from = {
-		.bdev = io->src_bdev,
-		.sector = io->src_sector + done,
-		.count = io->nr_sectors - done,
-	};
-	struct dm_io_region to = {
-		.bdev = io->cc->dev->bdev,
-		.sector = io->dst_sector + done,
-		.count = io->nr_sectors - done,
-	};
+	struct copy_io *io = container_of(work, struct copy_io, work);
+	struct copy_c *cc = io->cc;
+	struct dm_kcopyd_client *kc = cc->kc;
+	struct dm_io_region from, to;
+
+	io->piece = io->nr_sectors - io->emulated;
+	if (READ_ONCE(cc->suspending))
+		kc = cc->kc_drain;
+	else if (READ_ONCE(dm_kcopyd_throttle.throttle) < 100)
+		io->piece = min_t(sector_t, io->piece,
+				  COPY_THROTTLED_PIECE_SECTORS);
+
+	from.bdev = io->src_bdev;
+	from.sector = io->src_sector + io->emulated;
+	from.count = io->piece;
+	to.bdev = cc->dev->bdev;
+	to.sector = io->dst_sector + io->emulated;
+	to.count = io->piece;
 
 	/*
 	 * dm-copy already offloaded what it could (or was told not to):
 	 * dm-kcopyd reads and writes.
 	 */
-	dm_kcopyd_copy(io->cc->kc, &from, 1, &to, BIT(DM_KCOPYD_NO_OFFLOAD),
+	dm_kcopyd_copy(kc, &from, 1, &to, BIT(DM_KCOPYD_NO_OFFLOAD),
 		       copy_kcopyd_done, io);
+}
+
+/* Copy with dm-kcopyd from @done sectors on. */
+static void copy_emulate(struct copy_io *io, sector_t done)
+{
+	io->emulated = done;
+	copy_emulate_next(&io->work);
 }
 
 /*
@@ -557,6 +609,21 @@ static void copy_io_hints(struct dm_target *ti, struct queue_limits *limits)
 			    COPY_DEFAULT_MAX_BYTES >> SECTOR_SHIFT);
 }
 
+/* The copies in flight finish unthrottled: a suspend waits for them. */
+static void copy_presuspend(struct dm_target *ti)
+{
+	struct copy_c *cc = ti->private;
+
+	WRITE_ONCE(cc->suspending, true);
+}
+
+static void copy_resume(struct dm_target *ti)
+{
+	struct copy_c *cc = ti->private;
+
+	WRITE_ONCE(cc->suspending, false);
+}
+
 static void copy_postsuspend(struct dm_target *ti)
 {
 	struct copy_c *cc = ti->private;
@@ -567,6 +634,7 @@ static void copy_postsuspend(struct dm_target *ti)
 	 */
 	wait_event(cc->drained, !atomic_read(&cc->inflight));
 	dm_kcopyd_client_flush(cc->kc);
+	dm_kcopyd_client_flush(cc->kc_drain);
 }
 
 static void copy_status(struct dm_target *ti, status_type_t type,
@@ -675,7 +743,10 @@ static struct target_type copy_target = {
 	.ctr = copy_ctr,
 	.dtr = copy_dtr,
 	.map = copy_map,
+	.presuspend = copy_presuspend,
+	.presuspend_undo = copy_resume,
 	.postsuspend = copy_postsuspend,
+	.resume = copy_resume,
 	.status = copy_status,
 	.message = copy_message,
 	.prepare_ioctl = copy_prepare_ioctl,

@@ -11,6 +11,7 @@
 
 load ../lib/common
 load ../lib/nvme
+load ../lib/storm
 
 MiB=$(( 1024 * 1024 ))
 NQN=nqn.2026-12.io.dmcopy:tcp
@@ -68,6 +69,8 @@ setup() {
 }
 
 teardown() {
+	[ -n "${BG_PID:-}" ] && kill "$BG_PID" 2>/dev/null && wait "$BG_PID" 2>/dev/null
+	cut_teardown
 	[ -b "$H" ] && echo "$(queue_attr "$H" copy_max_hw_bytes)" \
 		>"/sys/block/$(disk_name "$H")/queue/copy_max_bytes"
 	local ns2=$NVMET_CFS/subsystems/$NQN/namespaces/2
@@ -186,6 +189,170 @@ mem_available_kib() {
 	[ "$(copy_stat_since emulated_bytes)" = $(( 16 * 64 * MiB )) ]
 	# 8 Copies at a time with at most 4 MiB of buffers each, not 128
 	(( before - low < 128 * 1024 ))
+}
+
+# ctrl_state_wait CTRL STATE...: until host controller CTRL (nvmeN) is in
+# one of the STATEs, 60 s at most; prints the state it reached.
+ctrl_state_wait() {
+	local ctrl=$1 end=$(( SECONDS + 60 )) st
+	shift
+	while :; do
+		st=$(cat "/sys/class/nvme/$ctrl/state" 2>/dev/null)
+		[[ " $* " == *" $st "* ]] || [ $SECONDS -ge $end ] && break
+		sleep 0.2
+	done
+	echo "$st"
+}
+
+# block_check LEN SRC DST OLD: every 4 KiB block of DST (LEN bytes) holds
+# SRC's or OLD's: a copy that failed part way left no other bytes.
+block_check() {
+	cmp -s "$3" "$2" && return 0
+	python3 - "$@" <<'PY'
+import sys
+n, src, dst, old = int(sys.argv[1]), *(open(f, 'rb').read() for f in sys.argv[2:5])
+bad = [i for i in range(0, n, 4096)
+       if dst[i:i + 4096] not in (src[i:i + 4096], old[i:i + 4096])]
+sys.exit(f"blocks neither copied nor as before at {bad[:8]}" if bad else 0)
+PY
+}
+
+# The link cut: its own subsystem, port and veth pair, the host end in
+# the initial network namespace: the host reconnects from a kernel worker,
+# and 6.12's nvme-tcp makes that worker's sockets (sock_create()) in the
+# namespace of the worker, the initial one, not in the namespace that
+# connected.
+CUT_NQN=nqn.2026-12.io.dmcopy:tcp-cut
+CUT_TGT_ADDR=10.202.0.1
+CUT_HOST_ADDR=10.202.0.2
+CUT_PORT=4421
+
+cut_setup() {
+	ip link add dmc-cut-host type veth peer name dmc-cut-tgt
+	ip link set dmc-cut-tgt netns "$TGT_NS"
+	ip -n "$TGT_NS" addr add "$CUT_TGT_ADDR/24" dev dmc-cut-tgt
+	ip addr add "$CUT_HOST_ADDR/24" dev dmc-cut-host
+	ip -n "$TGT_NS" link set dmc-cut-tgt up
+	ip link set dmc-cut-host up
+	nullb_cfg tgtcut size=128 copy_max_bytes=$MiB
+	nvmet_subsys "$CUT_NQN"
+	nvmet_ns "$CUT_NQN" 1 /dev/tgtcut
+	nvmet_port 4 tcp "$CUT_TGT_ADDR" "$CUT_PORT"
+	nsenter --net="/run/netns/$TGT_NS" ln -s "$NVMET_CFS/subsystems/$CUT_NQN" \
+		"$NVMET_CFS/ports/4/subsystems/$CUT_NQN"
+	# A short keep-alive and reconnect delay: the host notices the cut
+	# and reconnects within seconds.
+	nvme_connect "$CUT_NQN" tcp "$CUT_TGT_ADDR" "$CUT_PORT" \
+		--keep-alive-tmo=1 --reconnect-delay=1 --ctrl-loss-tmo=120
+}
+
+cut_teardown() {
+	[ -d "$NVMET_CFS/subsystems/$CUT_NQN" ] || return 0
+	nvme disconnect -n "$CUT_NQN" >/dev/null 2>&1 || true
+	rm -f "$NVMET_CFS/ports/4/subsystems/$CUT_NQN"
+	rmdir "$NVMET_CFS/ports/4" 2>/dev/null || true
+	echo 0 >"$NVMET_CFS/subsystems/$CUT_NQN/namespaces/1/enable"
+	rmdir "$NVMET_CFS/subsystems/$CUT_NQN/namespaces/1"
+	rmdir "$NVMET_CFS/subsystems/$CUT_NQN"
+	nullb_cfg_remove tgtcut
+	ip link del dmc-cut-host 2>/dev/null || true
+}
+
+@test "tcp: the link cut in the middle of copies, then restored: each copy done or failed, none corrupt; the host reconnects and offloads again" {
+	local d=$BATS_TEST_TMPDIR h ctrl i n=8 len=$(( 4 * MiB )) st ok=0 failed=0
+	local src=$(( 8 * MiB )) dst=$(( 64 * MiB ))
+	cut_setup
+	h=$(host_ns "$CUT_NQN" 1)
+	ctrl=$(basename "$(nvme_ctrl "$CUT_NQN")")
+	random_file "$d/src" $(( n * len ))
+	random_file "$d/old" $(( n * len + 65536 ))
+	dev_write "$h" $src "$d/src"
+	dev_write "$h" $dst "$d/old"
+	# One copy after the other, each into its own place.
+	( for (( i = 0; i < n; i++ )); do
+		"$COPY_RANGE" -d "$h" $(( src + i * len )) "$h" $(( dst + i * len )) $len >"$d/out$i" 2>&1
+		sleep 0.2
+	  done ) &
+	BG_PID=$!
+	sleep 1
+	ip link set dmc-cut-host down
+	st=$(ctrl_state_wait "$ctrl" resetting connecting)
+	echo "link down: $ctrl $st"
+	[[ $st == resetting || $st == connecting ]]
+	sleep 2
+	ip link set dmc-cut-host up
+	st=$(ctrl_state_wait "$ctrl" live)
+	echo "link up: $ctrl $st"
+	[ "$st" = live ]
+	wait $BG_PID
+	BG_PID=
+	for (( i = 0; i < n; i++ )); do
+		dd if="$d/src" of="$d/s" bs=$len skip=$i count=1 status=none
+		dd if="$d/old" of="$d/o" bs=$len skip=$i count=1 status=none
+		dev_read "$h" $(( dst + i * len )) $len "$d/got"
+		if [ "$(cat "$d/out$i")" = "copied=$len" ]; then
+			cmp "$d/s" "$d/got" || fail "copy $i: reported done, data differs"
+			ok=$(( ok + 1 ))
+		else
+			echo "copy $i: $(tr '\n' ' ' <"$d/out$i")"
+			block_check $len "$d/s" "$d/got" "$d/o" || fail "copy $i"
+			failed=$(( failed + 1 ))
+		fi
+	done
+	echo "copies done: $ok, failed: $failed"
+	dev_expect "$h" $src "$d/src"
+	tail -c 65536 "$d/old" >"$d/after"
+	dev_expect "$h" $(( dst + n * len )) "$d/after"
+	# Offloaded again.
+	[ "$(queue_attr "$h" copy_max_hw_bytes)" = $(( 8 * MiB )) ]
+	copy_mark /dev/tgtcut
+	copy_and_verify "$h" $(( 1 * MiB )) "$h" $(( 100 * MiB )) $(( 8 * MiB ))
+	[ "$(copy_stat_since offloaded_bytes)" = $(( 8 * MiB )) ]
+}
+
+@test "tcp: the destination's namespace disabled on the target mid-copy: the copy fails promptly, the rest of the subsystem copies on" {
+	local d=$BATS_TEST_TMPDIR h2 t0 i ns2=$NVMET_CFS/subsystems/$NQN/namespaces/2
+	# A disk that copies nothing and moves 20 MB/s: the copy takes seconds.
+	nullb_cfg tgt1 size=128 mbps=20
+	nvmet_ns "$NQN" 2 /dev/tgt1
+	h2=$(host_ns "$NQN" 2)
+	# 1 MiB Copy commands: at most 8 MiB in flight when the namespace
+	# goes (disabling it waits for those); every one after it fails.
+	echo $MiB >"/sys/block/$(disk_name "$h2")/queue/copy_max_bytes"
+	random_file "$d/src" $(( 48 * MiB ))
+	dev_write "$h2" 0 "$d/src"
+	"$COPY_RANGE" -d "$h2" 0 "$h2" $(( 64 * MiB )) $(( 48 * MiB )) >"$d/out" 2>&1 &
+	BG_PID=$!
+	sleep 1
+	kill -0 $BG_PID
+	t0=$SECONDS
+	echo 0 >"$ns2/enable"
+	for (( i = 0; i < 300; i++ )); do
+		kill -0 $BG_PID 2>/dev/null || break
+		sleep 0.1
+	done
+	! kill -0 $BG_PID 2>/dev/null || fail "the copy still runs 30 s after the namespace went"
+	wait $BG_PID || true
+	BG_PID=
+	echo "after $(( SECONDS - t0 )) s: $(tr '\n' ' ' <"$d/out")"
+	grep -q '^errno=' "$d/out"
+	! grep -qx "copied=$(( 48 * MiB ))" "$d/out" || false
+	# Namespace 1 goes on copying, offloaded.
+	copy_mark /dev/tgt0
+	copy_and_verify "$H" $(( 1 * MiB )) "$H" $(( 100 * MiB )) $(( 4 * MiB ))
+	[ "$(copy_stat_since offloaded_bytes)" = $(( 4 * MiB )) ]
+}
+
+@test "tcp: 64 copies at once beside fio on two namespaces: every copy and every byte right" {
+	command -v fio >/dev/null || skip "fio not installed"
+	local h2
+	nullb_cfg tgt1 size=128
+	nvmet_ns "$NQN" 2 /dev/tgt1
+	h2=$(host_ns "$NQN" 2)
+	copy_mark /dev/tgt0
+	copy_storm "$H" "$h2"
+	echo "target: tgt0 executed $(copy_stat_since device_copies) copies, $(copy_stat_since device_bytes) bytes"
+	[ "$(copy_stat_since device_bytes)" -gt 0 ]
 }
 
 @test "multipath: tcp and loop paths to one namespace, copies still offload" {

@@ -55,6 +55,7 @@ typedef u8 blk_status_t;
 	((type *)((char *)(ptr) - offsetof(type, member)))
 #define max(a, b)		((a) > (b) ? (a) : (b))
 #define min(a, b)		((a) < (b) ? (a) : (b))
+#define min_t(type, a, b)	((type)(a) < (type)(b) ? (type)(a) : (type)(b))
 
 #define GFP_KERNEL		0x1u
 #define GFP_NOIO		0x2u
@@ -276,7 +277,10 @@ struct target_type {
 	int (*ctr)(struct dm_target *ti, unsigned int argc, char **argv);
 	void (*dtr)(struct dm_target *ti);
 	int (*map)(struct dm_target *ti, struct bio *bio);
+	void (*presuspend)(struct dm_target *ti);
+	void (*presuspend_undo)(struct dm_target *ti);
 	void (*postsuspend)(struct dm_target *ti);
+	void (*resume)(struct dm_target *ti);
 	void (*status)(struct dm_target *ti, status_type_t type,
 		       unsigned int status_flags, char *result, unsigned int maxlen);
 	int (*message)(struct dm_target *ti, unsigned int argc, char **argv,

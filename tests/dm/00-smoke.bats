@@ -64,7 +64,7 @@ teardown() {
 	local table reason log_at
 	# table | what the kernel log must say
 	while IFS='|' read -r table reason; do
-		log_at=$(dmesg_lines)
+		log_at=$(dmesg_here)
 		run dmsetup create dmcopy-smoke --table "$table"
 		echo "table '$table': $output"
 		[ "$status" -ne 0 ]

@@ -269,7 +269,7 @@ copy_counters() {
 	local table log_at
 	table=$(dmsetup table dmt-c)
 	for msg in "mode" "mode fast" "mode auto extra" "stats" "stats clear" "reset" "frobnicate 1 2"; do
-		log_at=$(dmesg_lines)
+		log_at=$(dmesg_here)
 		# shellcheck disable=SC2086
 		run dmsetup message dmt-c 0 $msg
 		echo "$msg: $output"
@@ -285,7 +285,7 @@ copy_counters() {
 	local dev=/dev/nullb0 cap log_at
 	cap=$(blockdev --getsz $dev)
 	while IFS='|' read -r args error; do
-		log_at=$(dmesg_lines)
+		log_at=$(dmesg_here)
 		run dmsetup create dmt-bad --table "0 2048 copy $args"
 		echo "copy $args: $output"
 		[ "$status" -ne 0 ]

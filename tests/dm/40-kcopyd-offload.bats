@@ -179,7 +179,7 @@ thin_run() {
 	# One 4 KiB block of the source's 10th 512 KiB region cannot be read.
 	local bad=$(( (16 * MiB + 9 * 512 * 1024 + 4096) / 512 ))
 	echo "+$bad-$(( bad + 7 ))" >/sys/kernel/config/nullb/bad/badblocks
-	mark=$(dmesg_lines)
+	mark=$(dmesg_here)
 	dmsetup create dmt-clone --table "0 $(( 32 * SECTORS_PER_MIB )) clone /dev/mapper/dmt-meta /dev/mapper/dmt-dst /dev/mapper/dmt-src 1024"
 	for (( i = 0; i < 600; i++ )); do
 		v=$(dm_status_field dmt-clone 4)

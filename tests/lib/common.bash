@@ -136,20 +136,33 @@ require_guest() {
 # Kernel log lines that fail a test when they show up during it.
 DMESG_BAD='BUG:|WARNING:|Oops|KASAN|UBSAN|general protection|possible recursive locking|possible circular locking|inconsistent lock state|lockdep|unreferenced object|kmemleak|list_add corruption|list_del corruption|refcount_t:|hung_task|Call Trace'
 
-# Remember where the kernel log stands; dmesg_check looks only past it.
-dmesg_mark() {
-	DMESG_START=$(dmesg | wc -l)
-}
-
-# dmesg_lines: how many lines the kernel log holds now. dmesg_since N:
-# the lines after the first N, to look at one case's own messages without
-# moving the mark that the teardown's dmesg_check starts from.
-dmesg_lines() {
-	dmesg | wc -l
+# Positions in the kernel log are lines the tests write into it: the log
+# is a ring, and once it is full old lines fall out, so a line count
+# stops naming a place (CI lost four tests' messages that way).
+# dmesg_here writes a mark and prints it; dmesg_since MARK prints what
+# the kernel logged after it, or the whole log (status 0 either way)
+# when the mark already fell out; dmesg_has MARK tells which.
+dmesg_here() {
+	local mark="bats-mark ${BASHPID}-${RANDOM}${RANDOM}-${SECONDS}"
+	# <6>: info, below the console's loglevel, so not on the serial line.
+	echo "<6>$mark" >/dev/kmsg
+	echo "$mark"
 }
 
 dmesg_since() {
-	dmesg | tail -n +$(( $1 + 1 ))
+	dmesg | awk -v mark="$1" '
+		{ line[NR] = $0 }
+		index($0, mark) { start = NR }
+		END { for (i = start + 1; i <= NR; i++) print line[i] }'
+}
+
+dmesg_has() {
+	dmesg | grep -qF -- "$1"
+}
+
+# Remember where the kernel log stands; dmesg_check looks only past it.
+dmesg_mark() {
+	DMESG_START=$(dmesg_here)
 }
 
 # kmemleak_check: on a kernel with kmemleak, scan now and fail with the
@@ -172,15 +185,19 @@ kmemleak_check() {
 # Fail with the offending lines if the kernel logged a bug, a warning, a
 # KASAN/lockdep splat or a leak since dmesg_mark.
 dmesg_check() {
-	local since=$(( ${DMESG_START:-0} + 1 ))
 	if [ "${DMCOPY_KMEMLEAK_EACH:-0}" = 1 ]; then
 		kmemleak_check || return 1
 	fi
+	if ! dmesg_has "$DMESG_START"; then
+		echo "the kernel log wrapped during the test: its mark is gone," >&2
+		echo "so a warning could have been lost (the guest's log_buf_len is too small)" >&2
+		return 1
+	fi
 	local bad
-	bad=$(dmesg | tail -n +"$since" | grep -E "$DMESG_BAD" || true)
+	bad=$(dmesg_since "$DMESG_START" | grep -E "$DMESG_BAD" || true)
 	if [ -n "$bad" ]; then
 		echo "kernel log reports problems during the test:" >&2
-		dmesg | tail -n +"$since" | head -n 80 >&2
+		dmesg_since "$DMESG_START" | head -n 80 >&2
 		return 1
 	fi
 }

@@ -239,8 +239,8 @@ ns_limits() {
 	[ "$(copy_stat_since emulated_bytes)" = $(( 2 * MiB )) ]
 	[ "$(copy_stat_since offloaded_bytes)" = 0 ]
 	# refused by design, and copied: nothing for the kernel log
-	dmesg | tail -n +$(( DMESG_START + 1 ))
-	! dmesg | tail -n +$(( DMESG_START + 1 )) | grep -E "COPY|Copy"
+	dmesg_since "$DMESG_START"
+	! dmesg_since "$DMESG_START" | grep -E "COPY|Copy"
 }
 
 # ------------------------------------------------ nvme copy (nvme-cli) ---
@@ -452,8 +452,8 @@ ns_limits() {
 	dev_expect "$H1" $(( 140 * MiB )) "$d/src"
 	[ "$(copy_stat_since emulated_bytes)" = 65536 ]
 	echo "kernel log:"
-	dmesg | tail -n +$(( DMESG_START + 1 ))
-	! dmesg | tail -n +$(( DMESG_START + 1 )) | grep -E "COPY|Copy|Invalid Field" || false
+	dmesg_since "$DMESG_START"
+	! dmesg_since "$DMESG_START" | grep -E "COPY|Copy|Invalid Field" || false
 	# Unrecovered Read Error: copied all the same, and logged
 	dmesg_mark
 	echo 0x281 >"$fi/status"
@@ -463,8 +463,8 @@ ns_limits() {
 	echo "$output"
 	[ "$output" = copied=65536 ]
 	dev_expect "$H1" $(( 150 * MiB )) "$d/src"
-	dmesg | tail -n +$(( DMESG_START + 1 ))
-	dmesg | tail -n +$(( DMESG_START + 1 )) | grep -q "critical medium error.*COPY_DST"
+	dmesg_since "$DMESG_START"
+	dmesg_since "$DMESG_START" | grep -q "critical medium error.*COPY_DST"
 }
 
 @test "a Copy the target cannot start: out of memory may be retried, a refusal is no Invalid Opcode" {
@@ -546,7 +546,7 @@ ns_limits() {
 	[ "$output" = copied=65536 ]
 	dev_expect "$H1" $(( 140 * MiB )) "$d/src"
 	[ "$(copy_stat_since emulated_bytes)" = 65536 ]
-	dmesg | tail -n +$(( DMESG_START + 1 )) | grep -q "Copy refused as an invalid opcode"
+	dmesg_since "$DMESG_START" | grep -q "Copy refused as an invalid opcode"
 	local i
 	for (( i = 0; i < 50; i++ )); do
 		[ "$(queue_attr "$H1" copy_max_hw_bytes)" = 0 ] && break

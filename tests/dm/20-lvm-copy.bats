@@ -86,3 +86,57 @@ lv() {
 	[ "$(copy_stat_since offloaded_bytes)" = $len ]
 	copy_and_verify /dev/mapper/dmtvg1-golden $(( 20 * MiB )) /dev/mapper/dmtvg1-clone $(( 4 * MiB )) $(( 5 * MiB + 4096 ))
 }
+
+# mirror_synced LVDEV: until the mirror (or pvmove) device's sync ratio,
+# status field 4 of dm-raid1, is whole.
+mirror_synced() {
+	local i v
+	for (( i = 0; i < 600; i++ )); do
+		v=$(dmsetup status "$1" | awk '{ print $7 }')
+		[ -n "$v" ] && [ "${v%/*}" = "${v#*/}" ] && return 0
+		sleep 0.2
+	done
+	fail "$1 not in sync after 120 s: $(dmsetup status "$1")"
+}
+
+@test "LVM --type mirror and pvmove between two PVs on one null_blk: dm-raid1 copies the legs and extents offloaded" {
+	# Two PVs as two dm-linear devices of one disk, as two partitions
+	# would be: the mirror's resync and pvmove's temporary mirror copy
+	# with dm-kcopyd from one PV to the other, inside one disk.
+	nullb_cfg nullbv0 copy_max_bytes=$MiB size=512
+	local d=$BATS_TEST_TMPDIR size=32
+	# Not at sector 0, where LVM would find the PV label on nullbv0 too.
+	linear dmt-pva /dev/nullbv0 1 128
+	linear dmt-pvb /dev/nullbv0 129 128
+	vg_on dmtvg0 /dev/mapper/dmt-pva /dev/mapper/dmt-pvb
+	lv dmtvg0 m ${size}M /dev/mapper/dmt-pva
+	random_file "$d/golden" $(( size * MiB ))
+	dev_write /dev/mapper/dmtvg0-m 0 "$d/golden"
+
+	# kcopyd hands the copies to the LVs above nullbv0: the disk counts
+	# them as copies it executed (device_bytes), not ones sent to it.
+	copy_mark /dev/nullbv0
+	rw_mark /dev/nullbv0
+	lvm_cmd lvconvert -y --type mirror -m1 --mirrorlog core dmtvg0/m /dev/mapper/dmt-pvb
+	mirror_synced dmtvg0-m
+	local rw
+	rw=$(rw_since)
+	echo "mirror: $(dmsetup status dmtvg0-m); $(copy_stat_since device_bytes) bytes copied by nullbv0, $rw sectors read and written"
+	[ "$(copy_stat_since device_bytes)" = $(( size * MiB )) ]
+	[ "${rw%% *}" -lt $(( 2 * 2048 )) ]
+	dev_expect /dev/mapper/dmtvg0-m_mimage_0 0 "$d/golden"
+	dev_expect /dev/mapper/dmtvg0-m_mimage_1 0 "$d/golden"
+
+	# Back to one leg, the one on the second PV; then pvmove it home.
+	lvm_cmd lvconvert -y -m0 dmtvg0/m /dev/mapper/dmt-pva
+	[ "$(lvm_cmd lvs --noheadings -o devices dmtvg0/m | tr -d ' ')" = "/dev/mapper/dmt-pvb(0)" ]
+	copy_mark /dev/nullbv0
+	rw_mark /dev/nullbv0
+	lvm_cmd pvmove -i 1 /dev/mapper/dmt-pvb /dev/mapper/dmt-pva
+	rw=$(rw_since)
+	echo "pvmove: $(copy_stat_since device_bytes) bytes copied by nullbv0, $rw sectors read and written"
+	[ "$(lvm_cmd lvs --noheadings -o devices dmtvg0/m | tr -d ' ')" = "/dev/mapper/dmt-pva(0)" ]
+	[ "$(copy_stat_since device_bytes)" = $(( size * MiB )) ]
+	[ "${rw%% *}" -lt $(( 2 * 2048 )) ]
+	dev_expect /dev/mapper/dmtvg0-m 0 "$d/golden"
+}

@@ -1,8 +1,9 @@
 #!/usr/bin/env bats
 # SPDX-License-Identifier: GPL-2.0
 #
-# dm-kcopyd offload (kernel patch 0013): dm-clone hydration and dm-thin's
-# break-sharing copies, which go through dm-kcopyd, are offloaded when
+# dm-kcopyd offload (kernel patch 0013): dm-clone hydration, dm-thin's
+# break-sharing copies and dm-raid1's resync, which go through dm-kcopyd,
+# are offloaded when
 # their devices copy (dm-linear over a null_blk with copy) and go through
 # kcopyd's pages as before when they do not (copy_max_bytes 0). The
 # destination's copy_stat and null_blk's read counter tell which; the data
@@ -243,4 +244,84 @@ thin_run() {
 	dev_expect /dev/mapper/dmt-src 0 "$d/golden"
 	dev_expect /dev/nullb0 $(( 63 * MiB )) "$d/before"
 	dev_expect /dev/nullb0 $(( (64 + size) * MiB )) "$d/after"
+}
+
+# mirror_table DISK A B MIB [FEATURE]: a dm-raid1 line of MIB MiB with two
+# legs at MiB A and B of DISK, a core log of 512 KiB regions, resyncing.
+mirror_table() {
+	local feat=${5:+1 $5}
+	echo "0 $(( $4 * SECTORS_PER_MIB )) mirror core 1 1024 2 $1 $(( $2 * SECTORS_PER_MIB )) $1 $(( $3 * SECTORS_PER_MIB )) ${feat:-0}"
+}
+
+# wait_mirror NAME RATIO: until dm-raid1's sync ratio (status field 4)
+# reads RATIO, and at least one health character (field 6) is not A if
+# a third argument says so.
+wait_mirror() {
+	local i
+	for (( i = 0; i < 600; i++ )); do
+		if [ "$(dm_status_field "$1" 4)" = "$2" ] &&
+		   { [ -z "${3:-}" ] || [ "$(dm_status_field "$1" 6)" != AA ]; }; then
+			return 0
+		fi
+		sleep 0.2
+	done
+	fail "$1 not at $2 after 120 s: $(dmsetup status "$1")"
+}
+
+@test "dm-raid1 resync between two legs on one disk that copies is offloaded: the leg gets the data, nothing around it moves" {
+	# recover() in dm-raid1.c copies each region from the default leg to
+	# the others with one kcopyd job: with two legs, one destination.
+	nullb_load copy_max_bytes=$MiB
+	local d=$BATS_TEST_TMPDIR size=32 rw
+	random_file "$d/golden" $(( size * MiB ))
+	random_file "$d/old" $(( size * MiB ))
+	random_file "$d/before" $MiB
+	random_file "$d/after" $MiB
+	dev_write /dev/nullb0 $(( 16 * MiB )) "$d/golden"
+	dev_write /dev/nullb0 $(( 63 * MiB )) "$d/before"
+	dev_write /dev/nullb0 $(( 64 * MiB )) "$d/old"
+	dev_write /dev/nullb0 $(( (64 + size) * MiB )) "$d/after"
+	copy_mark /dev/nullb0
+	rw_mark /dev/nullb0
+	dmsetup create dmt-mirror --table "$(mirror_table /dev/nullb0 16 64 $size)"
+	wait_mirror dmt-mirror 64/64
+	rw=$(rw_since)
+	echo "resynced: $(dmsetup status dmt-mirror); $(copy_stat_since offloaded_bytes) bytes offloaded, $rw sectors read and written"
+	[ "$(dm_status_field dmt-mirror 6)" = AA ]
+	[ "$(copy_stat_since offloaded_bytes)" = $(( size * MiB )) ]
+	# Nothing of the 32 MiB went through kcopyd's pages.
+	[ "${rw%% *}" -lt $SECTORS_PER_MIB ]
+	[ "${rw#* }" -lt $SECTORS_PER_MIB ]
+	dev_expect /dev/mapper/dmt-mirror 0 "$d/golden"
+	dmsetup remove dmt-mirror
+	dev_expect /dev/nullb0 $(( 64 * MiB )) "$d/golden"
+	dev_expect /dev/nullb0 $(( 16 * MiB )) "$d/golden"
+	dev_expect /dev/nullb0 $(( 63 * MiB )) "$d/before"
+	dev_expect /dev/nullb0 $(( (64 + size) * MiB )) "$d/after"
+}
+
+@test "dm-raid1 with handle_errors: a bad block in leg 0 under an offloaded resync fails the leg (S), every other region is copied" {
+	nullb_cfg bad copy_max_bytes=$MiB
+	local d=$BATS_TEST_TMPDIR size=32 mark
+	random_file "$d/golden" $(( size * MiB ))
+	dev_write /dev/bad $(( 16 * MiB )) "$d/golden"
+	# One 4 KiB block of leg 0's 10th 512 KiB region cannot be read.
+	local bad=$(( (16 * MiB + 9 * 512 * 1024 + 4096) / 512 ))
+	echo "+$bad-$(( bad + 7 ))" >/sys/kernel/config/nullb/bad/badblocks
+	copy_mark /dev/bad
+	mark=$(dmesg_here)
+	dmsetup create dmt-mirror --table "$(mirror_table /dev/bad 16 64 $size handle_errors)"
+	wait_mirror dmt-mirror 63/64 failed
+	echo "status: $(dmsetup status dmt-mirror)"
+	dmesg_since "$mark" | grep 'raid1\|mirror' | head -n 5
+	# The read error of the default leg during recovery is a sync error.
+	[ "$(dm_status_field dmt-mirror 6)" = SA ]
+	dmesg_since "$mark" | grep -q 'Unable to read primary mirror during recovery'
+	# The other 63 regions went to leg 1 by the device's copy.
+	[ "$(copy_stat_since offloaded_bytes)" -ge $(( 63 * 512 * 1024 )) ]
+	dmsetup remove dmt-mirror
+	head -c $(( 9 * 512 * 1024 )) "$d/golden" >"$d/head"
+	tail -c +$(( 10 * 512 * 1024 + 1 )) "$d/golden" >"$d/tail"
+	dev_expect /dev/bad $(( 64 * MiB )) "$d/head"
+	dev_expect /dev/bad $(( 64 * MiB + 10 * 512 * 1024 )) "$d/tail"
 }

@@ -9,6 +9,10 @@
 # destination's copy_stat and null_blk's read counter tell which; the data
 # is checked in the destination and around it every time.
 
+# The long form's 1000 dm-clone rounds took 484 s on the normal kernel
+# under TCG (2026-12-07), past the default timeout.
+[ "${DMCOPY_LONG:-0}" != 1 ] || DMCOPY_TEST_TIMEOUT=1200
+
 load ../lib/common
 load ../lib/dm
 

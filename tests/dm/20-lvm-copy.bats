@@ -87,18 +87,6 @@ lv() {
 	copy_and_verify /dev/mapper/dmtvg1-golden $(( 20 * MiB )) /dev/mapper/dmtvg1-clone $(( 4 * MiB )) $(( 5 * MiB + 4096 ))
 }
 
-# mirror_synced LVDEV: until the mirror (or pvmove) device's sync ratio,
-# status field 4 of dm-raid1, is whole.
-mirror_synced() {
-	local i v
-	for (( i = 0; i < 600; i++ )); do
-		v=$(dmsetup status "$1" | awk '{ print $7 }')
-		[ -n "$v" ] && [ "${v%/*}" = "${v#*/}" ] && return 0
-		sleep 0.2
-	done
-	fail "$1 not in sync after 120 s: $(dmsetup status "$1")"
-}
-
 @test "LVM --type mirror and pvmove between two PVs on one null_blk: dm-raid1 copies the legs and extents offloaded" {
 	# Two PVs as two dm-linear devices of one disk, as two partitions
 	# would be: the mirror's resync and pvmove's temporary mirror copy
@@ -118,7 +106,7 @@ mirror_synced() {
 	copy_mark /dev/nullbv0
 	rw_mark /dev/nullbv0
 	lvm_cmd lvconvert -y --type mirror -m1 --mirrorlog core dmtvg0/m /dev/mapper/dmt-pvb
-	mirror_synced dmtvg0-m
+	mirror_wait dmtvg0-m
 	local rw
 	rw=$(rw_since)
 	echo "mirror: $(dmsetup status dmtvg0-m); $(copy_stat_since device_bytes) bytes copied by nullbv0, $rw sectors read and written"

@@ -257,21 +257,6 @@ mirror_table() {
 	echo "0 $(( $4 * SECTORS_PER_MIB )) mirror core 1 1024 2 $1 $(( $2 * SECTORS_PER_MIB )) $1 $(( $3 * SECTORS_PER_MIB )) ${feat:-0}"
 }
 
-# wait_mirror NAME RATIO: until dm-raid1's sync ratio (status field 4)
-# reads RATIO, and at least one health character (field 6) is not A if
-# a third argument says so.
-wait_mirror() {
-	local i
-	for (( i = 0; i < 600; i++ )); do
-		if [ "$(dm_status_field "$1" 4)" = "$2" ] &&
-		   { [ -z "${3:-}" ] || [ "$(dm_status_field "$1" 6)" != AA ]; }; then
-			return 0
-		fi
-		sleep 0.2
-	done
-	fail "$1 not at $2 after 120 s: $(dmsetup status "$1")"
-}
-
 @test "dm-raid1 resync between two legs on one disk that copies is offloaded: the leg gets the data, nothing around it moves" {
 	# recover() in dm-raid1.c copies each region from the default leg to
 	# the others with one kcopyd job: with two legs, one destination.
@@ -288,7 +273,7 @@ wait_mirror() {
 	copy_mark /dev/nullb0
 	rw_mark /dev/nullb0
 	dmsetup create dmt-mirror --table "$(mirror_table /dev/nullb0 16 64 $size)"
-	wait_mirror dmt-mirror 64/64
+	mirror_wait dmt-mirror 64/64
 	rw=$(rw_since)
 	echo "resynced: $(dmsetup status dmt-mirror); $(copy_stat_since offloaded_bytes) bytes offloaded, $rw sectors read and written"
 	[ "$(dm_status_field dmt-mirror 6)" = AA ]
@@ -315,7 +300,7 @@ wait_mirror() {
 	copy_mark /dev/bad
 	mark=$(dmesg_here)
 	dmsetup create dmt-mirror --table "$(mirror_table /dev/bad 16 64 $size handle_errors)"
-	wait_mirror dmt-mirror 63/64 failed
+	mirror_wait dmt-mirror 63/64 failed
 	echo "status: $(dmsetup status dmt-mirror)"
 	dmesg_since "$mark" | grep 'raid1\|mirror' | head -n 5
 	# The read error of the default leg during recovery is a sync error.

@@ -140,8 +140,8 @@ DMESG_BAD='BUG:|WARNING:|Oops|KASAN|UBSAN|general protection|possible recursive 
 # is a ring, and once it is full old lines fall out, so a line count
 # stops naming a place (CI lost four tests' messages that way).
 # dmesg_here writes a mark and prints it; dmesg_since MARK prints what
-# the kernel logged after it, or the whole log (status 0 either way)
-# when the mark already fell out; dmesg_has MARK tells which.
+# the kernel logged after it (nothing if the mark fell out, which
+# dmesg_check reports); dmesg_has MARK tells whether it is still there.
 dmesg_here() {
 	local mark="bats-mark ${BASHPID}-${RANDOM}${RANDOM}-${SECONDS}"
 	# <6>: info, below the console's loglevel, so not on the serial line.
@@ -150,10 +150,7 @@ dmesg_here() {
 }
 
 dmesg_since() {
-	dmesg | awk -v mark="$1" '
-		{ line[NR] = $0 }
-		index($0, mark) { start = NR }
-		END { for (i = start + 1; i <= NR; i++) print line[i] }'
+	dmesg | awk -v mark="$1" 'seen { print } index($0, mark) { seen = 1 }'
 }
 
 dmesg_has() {

@@ -56,6 +56,22 @@ dm_status_field() {
 	echo "${v[$(( $2 + 2 ))]}"
 }
 
+# mirror_wait NAME [RATIO [failed]]: until dm-raid1's sync ratio (status
+# field 4) reads RATIO, or is whole without one; with "failed", until a
+# leg's health character (field 6) is no longer A as well.
+mirror_wait() {
+	local i v
+	for (( i = 0; i < 600; i++ )); do
+		v=$(dm_status_field "$1" 4)
+		if { [ -n "${2:-}" ] && [ "$v" = "$2" ]; } ||
+		   { [ -z "${2:-}" ] && [ -n "$v" ] && [ "${v%/*}" = "${v#*/}" ]; }; then
+			[ -z "${3:-}" ] || [[ $(dm_status_field "$1" 6) == *[!A]* ]] && return 0
+		fi
+		sleep 0.2
+	done
+	fail "$1 not at ${2:-a whole sync ratio} after 120 s: $(dmsetup status "$1")"
+}
+
 # devno DEV: MAJ:MIN of a block device, as dm prints it in tables.
 devno() {
 	local num
